@@ -1,0 +1,65 @@
+/**
+ * Reviewer tokens are JWTs verified with jose: algorithms pinned, `iss`, `aud`, `exp` and `sub`
+ * required, and a `roles` claim that contains `reviewer` or `admin`. Keys come from a shared
+ * secret (HS256) or a JWKS URL (asymmetric algorithms only, keys picked by `kid`).
+ */
+import { createRemoteJWKSet, type JWTPayload, jwtVerify, SignJWT } from "jose";
+import type { Config } from "../config.ts";
+
+export const REVIEWER_ROLES = ["reviewer", "admin"] as const;
+const ASYMMETRIC_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA"];
+
+export interface ReviewerClaims {
+  subject: string;
+  roles: string[];
+}
+
+export type ReviewerVerifier = (token: string) => Promise<ReviewerClaims | null>;
+
+/** Builds the verifier for the configured key source; it answers null for any token it refuses. */
+export function reviewerVerifier(config: Config): ReviewerVerifier {
+  const options = {
+    issuer: config.reviewerJwtIssuer,
+    audience: config.reviewerJwtAudience,
+    requiredClaims: ["exp", "sub"],
+  };
+  const verify: (token: string) => Promise<JWTPayload> = config.reviewerJwksUrl
+    ? (() => {
+        const jwks = createRemoteJWKSet(new URL(config.reviewerJwksUrl));
+        return async (token) =>
+          (await jwtVerify(token, jwks, { ...options, algorithms: ASYMMETRIC_ALGORITHMS })).payload;
+      })()
+    : (() => {
+        const key = new TextEncoder().encode(config.reviewerJwtSecret);
+        return async (token) => (await jwtVerify(token, key, { ...options, algorithms: ["HS256"] })).payload;
+      })();
+
+  return async (token) => {
+    let payload: JWTPayload;
+    try {
+      payload = await verify(token);
+    } catch {
+      return null;
+    }
+    const roles = Array.isArray(payload.roles) ? payload.roles.filter((r) => typeof r === "string") : [];
+    if (!payload.sub || !roles.some((r) => (REVIEWER_ROLES as readonly string[]).includes(r))) return null;
+    return { subject: payload.sub, roles };
+  };
+}
+
+/** Signs a reviewer token with the shared secret; used by `npm run reviewer-token` and tests. */
+export async function signReviewerToken(
+  config: Config,
+  subject: string,
+  options: { roles?: string[]; expiresIn?: string } = {},
+): Promise<string> {
+  if (!config.reviewerJwtSecret) throw new Error("No REVIEWER_JWT_SECRET to sign with (a JWKS URL is configured)");
+  return new SignJWT({ roles: options.roles ?? ["reviewer"] })
+    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+    .setSubject(subject)
+    .setIssuer(config.reviewerJwtIssuer)
+    .setAudience(config.reviewerJwtAudience)
+    .setIssuedAt()
+    .setExpirationTime(options.expiresIn ?? "8h")
+    .sign(new TextEncoder().encode(config.reviewerJwtSecret));
+}

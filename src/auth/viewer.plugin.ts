@@ -1,0 +1,67 @@
+/**
+ * The one place credentials are read. Once per request, before any resolver runs, this Yoga plugin
+ * reads `Authorization`, identifies the caller and puts the viewer on the context. Every refusal
+ * (missing scheme, malformed, bad checksum, unknown, revoked, expired) gives the same 401.
+ */
+import type { Plugin } from "graphql-yoga";
+import type { Db } from "../db.ts";
+import { unauthenticated } from "../errors.ts";
+import { hashToken, hasValidChecksum, looksLikeAgentToken } from "./agent.token.ts";
+import type { ReviewerVerifier } from "./reviewer.jwt.ts";
+
+export type Viewer =
+  | { kind: "anonymous" }
+  | { kind: "agent"; providerId: number; providerCode: string; tokenId: string }
+  | { kind: "reviewer"; subject: string; roles: string[] };
+
+/** How stale `lastUsedAt` may get before a request refreshes it (a write per read would be waste). */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export async function resolveViewer(
+  authorization: string | null,
+  db: Db,
+  verifyReviewer: ReviewerVerifier,
+): Promise<Viewer> {
+  if (authorization === null) return { kind: "anonymous" };
+  const match = /^Bearer ([^\s]+)$/i.exec(authorization.trim());
+  const token = match?.[1];
+  if (!token) throw unauthenticated();
+
+  if (looksLikeAgentToken(token)) {
+    if (!hasValidChecksum(token)) throw unauthenticated();
+    const row = await db.accessToken.findUnique({
+      where: { hash: hashToken(token) },
+      select: {
+        id: true,
+        tokenId: true,
+        revokedAt: true,
+        expiresAt: true,
+        lastUsedAt: true,
+        provider: { select: { id: true, providerCode: true } },
+      },
+    });
+    const now = Date.now();
+    if (!row || row.revokedAt || (row.expiresAt && row.expiresAt.getTime() <= now)) throw unauthenticated();
+    if (!row.lastUsedAt || now - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+      await db.accessToken.update({ where: { id: row.id }, data: { lastUsedAt: new Date(now) } });
+    }
+    return {
+      kind: "agent",
+      providerId: row.provider.id,
+      providerCode: row.provider.providerCode,
+      tokenId: row.tokenId,
+    };
+  }
+
+  const claims = await verifyReviewer(token);
+  if (!claims) throw unauthenticated();
+  return { kind: "reviewer", subject: claims.subject, roles: claims.roles };
+}
+
+export function useViewer(db: Db, verifyReviewer: ReviewerVerifier): Plugin<{ request: Request; viewer: Viewer }> {
+  return {
+    async onContextBuilding({ context, extendContext }) {
+      extendContext({ viewer: await resolveViewer(context.request.headers.get("authorization"), db, verifyReviewer) });
+    },
+  };
+}

@@ -1,0 +1,483 @@
+/**
+ * The provider domain's GraphQL surface: types, queries and mutations.
+ * REST routes for the same operations are generated from these by SOFA (src/rest/).
+ */
+import { builder, type Context } from "../builder.ts";
+import { badInput, notFound } from "../errors.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
+import { decodeCursor, page, pageSize } from "../pagination.ts";
+import { TIMELINE_KINDS } from "../reviews/review.rules.ts";
+import {
+  AGENT_TYPES,
+  AUTH_SCHEMES,
+  HUMAN_OVERSIGHT,
+  MODEL_ROLES,
+  PROTOCOLS,
+  type Profile,
+  REVIEW_STAGES,
+  ROLE_KINDS,
+  TOOL_KINDS,
+  TOOL_SCOPES,
+  TRUST_TIERS,
+  VISIBILITIES,
+  validateIntake,
+  validatePatch,
+} from "./provider.rules.ts";
+import { canSee, isPrivileged, listableWhere, shownActor } from "./provider.visibility.ts";
+import { intakeProvider, patchProvider } from "./provider.write.ts";
+
+// ── Enumerations ────────────────────────────────────────────────────────────────────────────
+export const AgentType = builder.enumType("AgentType", { values: AGENT_TYPES });
+export const Visibility = builder.enumType("Visibility", { values: VISIBILITIES });
+export const TrustTier = builder.enumType("TrustTier", { values: TRUST_TIERS });
+export const ReviewStage = builder.enumType("ReviewStage", { values: REVIEW_STAGES });
+const ModelRole = builder.enumType("ModelRole", { values: MODEL_ROLES });
+const ToolKind = builder.enumType("ToolKind", { values: TOOL_KINDS });
+const ToolScope = builder.enumType("ToolScope", { values: TOOL_SCOPES });
+const Protocol = builder.enumType("EndpointProtocol", { values: PROTOCOLS });
+const AuthScheme = builder.enumType("AuthScheme", { values: AUTH_SCHEMES });
+const HumanOversight = builder.enumType("HumanOversight", { values: HUMAN_OVERSIGHT });
+const RoleKind = builder.enumType("RoleKind", { values: ROLE_KINDS });
+const TimelineKind = builder.enumType("TimelineKind", { values: TIMELINE_KINDS });
+
+// ── Profile sections (JSON documents on the provider row) ───────────────────────────────────
+type Capability = Profile["capabilities"][number];
+type Model = Profile["models"][number];
+type Tool = Profile["tools"][number];
+type Endpoint = Profile["endpoint"];
+type Policy = NonNullable<Profile["policy"]>;
+type Role = Profile["roles"][number];
+
+export const CapabilityRef = builder.objectRef<Capability>("Capability").implement({
+  fields: (t) => ({
+    key: t.exposeString("key"),
+    name: t.exposeString("name"),
+    description: t.exposeString("description", { nullable: true }),
+    tags: t.exposeStringList("tags"),
+    inputModes: t.exposeStringList("inputModes", { description: "Media types the capability accepts" }),
+    outputModes: t.exposeStringList("outputModes", { description: "Media types the capability produces" }),
+  }),
+});
+export const ModelRef = builder.objectRef<Model>("Model").implement({
+  fields: (t) => ({
+    vendor: t.exposeString("vendor"),
+    model: t.exposeString("model"),
+    role: t.expose("role", { type: ModelRole }),
+    contextWindow: t.exposeInt("contextWindow", { nullable: true }),
+  }),
+});
+export const ToolRef = builder.objectRef<Tool>("Tool").implement({
+  fields: (t) => ({
+    name: t.exposeString("name"),
+    kind: t.expose("kind", { type: ToolKind }),
+    description: t.exposeString("description", { nullable: true }),
+    scopes: t.expose("scopes", { type: [ToolScope] }),
+  }),
+});
+export const EndpointRef = builder.objectRef<Endpoint>("Endpoint").implement({
+  fields: (t) => ({
+    url: t.exposeString("url"),
+    protocol: t.expose("protocol", { type: Protocol }),
+    authScheme: t.expose("authScheme", { type: AuthScheme }),
+    healthUrl: t.exposeString("healthUrl", { nullable: true }),
+  }),
+});
+const EndpointSummaryRef = builder.objectRef<Endpoint>("EndpointSummary").implement({
+  fields: (t) => ({ protocol: t.expose("protocol", { type: Protocol }) }),
+});
+export const PolicyRef = builder.objectRef<Policy>("Policy").implement({
+  fields: (t) => ({
+    dataRetentionDays: t.exposeInt("dataRetentionDays", { nullable: true }),
+    humanOversight: t.expose("humanOversight", { type: HumanOversight }),
+    allowedUseCases: t.exposeStringList("allowedUseCases"),
+    prohibitedUseCases: t.exposeStringList("prohibitedUseCases"),
+    termsUrl: t.exposeString("termsUrl", { nullable: true }),
+    privacyUrl: t.exposeString("privacyUrl", { nullable: true }),
+  }),
+});
+export const RoleRef = builder.objectRef<Role>("Role").implement({
+  fields: (t) => ({
+    subject: t.exposeString("subject", { description: "An email address or a handle" }),
+    role: t.expose("role", { type: RoleKind }),
+  }),
+});
+
+const CapabilityInput = builder.inputType("CapabilityInput", {
+  fields: (t) => ({
+    key: t.string({ required: true }),
+    name: t.string({ required: true }),
+    description: t.string(),
+    tags: t.stringList(),
+    inputModes: t.stringList(),
+    outputModes: t.stringList(),
+  }),
+});
+const ModelInput = builder.inputType("ModelInput", {
+  fields: (t) => ({
+    vendor: t.string({ required: true }),
+    model: t.string({ required: true }),
+    role: t.field({ type: ModelRole, required: true }),
+    contextWindow: t.int(),
+  }),
+});
+const ToolInput = builder.inputType("ToolInput", {
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    kind: t.field({ type: ToolKind, required: true }),
+    description: t.string(),
+    scopes: t.field({ type: [ToolScope] }),
+  }),
+});
+const EndpointInput = builder.inputType("EndpointInput", {
+  fields: (t) => ({
+    url: t.string({ required: true }),
+    protocol: t.field({ type: Protocol, required: true }),
+    authScheme: t.field({ type: AuthScheme, required: true }),
+    healthUrl: t.string(),
+  }),
+});
+const PolicyInput = builder.inputType("PolicyInput", {
+  fields: (t) => ({
+    dataRetentionDays: t.int(),
+    humanOversight: t.field({ type: HumanOversight, required: true }),
+    allowedUseCases: t.stringList(),
+    prohibitedUseCases: t.stringList(),
+    termsUrl: t.string(),
+    privacyUrl: t.string(),
+  }),
+});
+const RoleInput = builder.inputType("RoleInput", {
+  fields: (t) => ({
+    subject: t.string({ required: true }),
+    role: t.field({ type: RoleKind, required: true }),
+  }),
+});
+
+// ── Provider ────────────────────────────────────────────────────────────────────────────────
+const json = <T>(value: unknown) => value as T;
+
+export const AccessTokenRef = builder.prismaObject("AccessToken", {
+  description: "Metadata of an agent access token; the secret itself is never stored or shown again.",
+  fields: (t) => ({
+    tokenId: t.exposeString("tokenId"),
+    prefix: t.exposeString("prefix", { description: "The first characters of the token, to tell tokens apart" }),
+    label: t.exposeString("label", { nullable: true }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    lastUsedAt: t.expose("lastUsedAt", { type: "DateTime", nullable: true }),
+    expiresAt: t.expose("expiresAt", { type: "DateTime", nullable: true }),
+    revokedAt: t.expose("revokedAt", { type: "DateTime", nullable: true }),
+  }),
+});
+
+builder.prismaObject("ReviewEvent", {
+  name: "TimelineEvent",
+  fields: (t) => ({
+    at: t.expose("at", { type: "DateTime" }),
+    kind: t.field({ type: TimelineKind, resolve: (e) => e.kind as (typeof TIMELINE_KINDS)[number] }),
+    actor: t.string({
+      description: "Who did it: `agent:<code>`, `reviewer:<subject>` (just `reviewer` for the public) or `system`",
+      resolve: (e, _args, ctx) => shownActor(ctx.viewer, e.providerId, e.actor),
+    }),
+    note: t.string({
+      nullable: true,
+      description: "Shown to the provider's owner and to reviewers only",
+      resolve: (e, _args, ctx) => (isPrivileged(ctx.viewer, e.providerId) ? e.note : null),
+    }),
+  }),
+});
+
+export const ProviderRef = builder.prismaObject("Provider", {
+  description: "An AI agent's full profile.",
+  fields: (t) => ({
+    providerCode: t.exposeString("providerCode"),
+    name: t.exposeString("name"),
+    summary: t.exposeString("summary"),
+    description: t.exposeString("description", { nullable: true, description: "Markdown" }),
+    labels: t.stringList({ resolve: (p) => json<string[]>(p.labels) }),
+    agentType: t.field({ type: AgentType, resolve: (p) => p.agentType as never }),
+    visibility: t.field({ type: Visibility, resolve: (p) => p.visibility as never }),
+    trustTier: t.field({ type: TrustTier, resolve: (p) => p.trustTier as never }),
+    reviewStage: t.field({ type: ReviewStage, resolve: (p) => p.reviewStage as never }),
+    contactEmail: t.string({
+      nullable: true,
+      description: "Shown to the provider's owner and to reviewers only",
+      resolve: (p, _args, ctx) => (isPrivileged(ctx.viewer, p.id) ? p.contactEmail : null),
+    }),
+    capabilities: t.field({ type: [CapabilityRef], resolve: (p) => json<Capability[]>(p.capabilities) }),
+    models: t.field({ type: [ModelRef], resolve: (p) => json<Model[]>(p.models) }),
+    tools: t.field({ type: [ToolRef], resolve: (p) => json<Tool[]>(p.tools) }),
+    endpoint: t.field({ type: EndpointRef, resolve: (p) => json<Endpoint>(p.endpoint) }),
+    policy: t.field({ type: PolicyRef, nullable: true, resolve: (p) => json<Policy | null>(p.policy) }),
+    roles: t.field({ type: [RoleRef], resolve: (p) => json<Role[]>(p.roles) }),
+    tokens: t.field({
+      type: [AccessTokenRef],
+      nullable: true,
+      description: "Token metadata; shown to the provider's owner and to reviewers only, null for others",
+      // Loaded with the profile in the same query; who may see it is decided on the row.
+      select: (_args, _ctx, nested) => ({ tokens: nested({ orderBy: { id: "asc" } }) }),
+      resolve: (p, _args, ctx) => (isPrivileged(ctx.viewer, p.id) ? p.tokens : null),
+    }),
+    reviewTimeline: t.relation("events", {
+      description: "Review events, oldest first",
+      query: { orderBy: { id: "asc" } },
+    }),
+    version: t.exposeInt("version", { description: "The current profile version; 1 after intake" }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    updatedAt: t.expose("updatedAt", { type: "DateTime" }),
+  }),
+});
+
+type SummaryRow = Pick<
+  Prisma.ProviderGetPayload<object>,
+  | "providerCode"
+  | "name"
+  | "summary"
+  | "agentType"
+  | "visibility"
+  | "trustTier"
+  | "reviewStage"
+  | "labels"
+  | "endpoint"
+  | "updatedAt"
+  | "id"
+>;
+const SUMMARY_SELECT = {
+  id: true,
+  providerCode: true,
+  name: true,
+  summary: true,
+  agentType: true,
+  visibility: true,
+  trustTier: true,
+  reviewStage: true,
+  labels: true,
+  endpoint: true,
+  updatedAt: true,
+} as const satisfies Prisma.ProviderSelect;
+
+const ProviderSummaryRef = builder.objectRef<SummaryRow>("ProviderSummary").implement({
+  description: "The list form of a provider: what filters and cards need, nothing that costs a query per row.",
+  fields: (t) => ({
+    providerCode: t.exposeString("providerCode"),
+    name: t.exposeString("name"),
+    summary: t.exposeString("summary"),
+    agentType: t.field({ type: AgentType, resolve: (p) => p.agentType as never }),
+    visibility: t.field({ type: Visibility, resolve: (p) => p.visibility as never }),
+    trustTier: t.field({ type: TrustTier, resolve: (p) => p.trustTier as never }),
+    reviewStage: t.field({ type: ReviewStage, resolve: (p) => p.reviewStage as never }),
+    labels: t.stringList({ resolve: (p) => json<string[]>(p.labels) }),
+    endpoint: t.field({ type: EndpointSummaryRef, resolve: (p) => json<Endpoint>(p.endpoint) }),
+    updatedAt: t.expose("updatedAt", { type: "DateTime" }),
+  }),
+});
+
+const ProviderPageRef = builder
+  .objectRef<{ items: SummaryRow[]; nextCursor: string | null }>("ProviderPage")
+  .implement({
+    fields: (t) => ({
+      items: t.field({ type: [ProviderSummaryRef], resolve: (p) => p.items }),
+      nextCursor: t.exposeString("nextCursor", { nullable: true, description: "null on the last page" }),
+    }),
+  });
+
+// ── Queries ─────────────────────────────────────────────────────────────────────────────────
+/** The words of a search, each to be found in some searchable field. */
+function searchWhere(search: string | null | undefined): Prisma.ProviderWhereInput[] {
+  if (search === null || search === undefined) return [];
+  if (search.length > 200)
+    throw badInput("search must be at most 200 characters", [{ path: "search", message: "at most 200 characters" }]);
+  const words = search
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}._-]+/u)
+    .filter(Boolean)
+    .slice(0, 16);
+  return words.map((word) => ({
+    OR: [
+      { providerCode: { contains: word } },
+      { name: { contains: word } },
+      { summary: { contains: word } },
+      { description: { contains: word } },
+      { labelIndex: { some: { label: { contains: word } } } },
+    ],
+  }));
+}
+
+/** `labels` arrive as a list, each item possibly comma-separated (`?labels=a,b`). */
+function labelList(labels: readonly string[] | null | undefined): string[] {
+  return [
+    ...new Set(
+      (labels ?? [])
+        .flatMap((l) => l.split(","))
+        .map((l) => l.trim().toLowerCase())
+        .filter(Boolean),
+    ),
+  ];
+}
+
+builder.queryFields((t) => ({
+  providers: t.field({
+    type: ProviderPageRef,
+    description: "Provider summaries the caller may see, most recently updated first; every filter given must hold.",
+    args: {
+      search: t.arg.string({ description: "Words that must all appear in code, name, summary, description or labels" }),
+      agentType: t.arg({ type: AgentType }),
+      visibility: t.arg({ type: Visibility }),
+      trustTier: t.arg({ type: TrustTier }),
+      reviewStage: t.arg({ type: ReviewStage }),
+      labels: t.arg.stringList({ description: "Providers carrying all of these labels (comma-separated in REST)" }),
+      limit: t.arg.int({ description: "Page size, 1–100 (default 20)" }),
+      cursor: t.arg.string({ description: "The nextCursor of the previous page" }),
+    },
+    resolve: async (_root, args, ctx) => {
+      const limit = pageSize(args.limit);
+      const after = decodeCursor(args.cursor, ["string", "number"] as const);
+      const where: Prisma.ProviderWhereInput = {
+        AND: [
+          listableWhere(ctx.viewer),
+          ...searchWhere(args.search),
+          ...labelList(args.labels).map((label) => ({ labelIndex: { some: { label } } })),
+          args.agentType ? { agentType: args.agentType } : {},
+          args.visibility ? { visibility: args.visibility } : {},
+          args.trustTier ? { trustTier: args.trustTier } : {},
+          args.reviewStage ? { reviewStage: args.reviewStage } : {},
+          after
+            ? {
+                OR: [
+                  { updatedAt: { lt: new Date(after[0]) } },
+                  { updatedAt: new Date(after[0]), id: { lt: after[1] } },
+                ],
+              }
+            : {},
+        ],
+      };
+      const rows = await ctx.db.provider.findMany({
+        where,
+        select: SUMMARY_SELECT,
+        orderBy: [{ updatedAt: "desc" }, { id: "desc" }],
+        take: limit + 1,
+      });
+      return page(rows, limit, (r) => [r.updatedAt.toISOString(), r.id]);
+    },
+  }),
+
+  provider: t.prismaField({
+    type: ProviderRef,
+    description: "A provider's full profile.",
+    args: { providerCode: t.arg.string({ required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const provider = await ctx.db.provider.findUnique({ ...query, where: { providerCode: args.providerCode } });
+      if (!provider || !canSee(ctx.viewer, provider)) throw notFound(`No provider "${args.providerCode}"`);
+      ctx.response.headers.set("ETag", `"${provider.version}"`);
+      return provider;
+    },
+  }),
+}));
+
+// ── Mutations ───────────────────────────────────────────────────────────────────────────────
+const IntakeResultRef = builder
+  .objectRef<{ providerId: number; providerCode: string; reviewCode: string; accessToken: string }>("IntakeResult")
+  .implement({
+    fields: (t) => ({
+      providerCode: t.exposeString("providerCode"),
+      reviewCode: t.exposeString("reviewCode"),
+      accessToken: t.exposeString("accessToken", {
+        description: "The agent's access token in plaintext. Shown this once only; keep it secret.",
+      }),
+      provider: t.prismaField({
+        type: ProviderRef,
+        resolve: (query, result, _args, ctx) =>
+          ctx.db.provider.findUniqueOrThrow({ ...query, where: { id: result.providerId } }),
+      }),
+    }),
+  });
+
+/** The owner-settable fields as GraphQL arguments; `required` names those an intake must carry. */
+function profileArgs(t: Parameters<Parameters<typeof builder.mutationField>[1]>[0], required: boolean) {
+  return {
+    name: t.arg.string({ required, description: "Display name, 1–120 characters" }),
+    summary: t.arg.string({ required, description: "One line, 1–280 characters" }),
+    description: t.arg.string({ description: "Markdown, at most 10 000 characters" }),
+    labels: t.arg.stringList({ description: "At most 20; each 1–40 of a-z 0-9 . _ - (lower-cased, de-duplicated)" }),
+    agentType: t.arg({ type: AgentType, required }),
+    visibility: t.arg({ type: Visibility, description: "Default PUBLIC" }),
+    contactEmail: t.arg.string({ required, description: "Shown only to the owner and reviewers" }),
+    capabilities: t.arg({ type: [CapabilityInput], description: "At most 50; `key` unique" }),
+    models: t.arg({ type: [ModelInput], description: "At most 20" }),
+    tools: t.arg({ type: [ToolInput], description: "At most 100; `name` unique" }),
+    endpoint: t.arg({ type: EndpointInput, required }),
+    policy: t.arg({ type: PolicyInput }),
+    roles: t.arg({ type: [RoleInput], description: "At most 20" }),
+  };
+}
+
+/**
+ * The scope of an owner-only operation. Another agent is refused with 403 where it may see the
+ * provider and 404 where it may not, so codes cannot be probed (API.md §2–3).
+ */
+export async function ownerScope(ctx: Context, providerCode: string, orReviewer = false) {
+  if (ctx.viewer.kind === "agent" && ctx.viewer.providerCode !== providerCode) {
+    const provider = await ctx.db.provider.findUnique({
+      where: { providerCode },
+      select: { id: true, visibility: true, reviewStage: true },
+    });
+    if (!provider || !canSee(ctx.viewer, provider)) throw notFound(`No provider "${providerCode}"`);
+  }
+  return orReviewer ? { $any: { ownerOf: providerCode, reviewer: true } } : { ownerOf: providerCode };
+}
+
+/** The `If-Match` version: a number, `*`, or undefined when absent. */
+function ifMatchOf(ctx: Context): number | "*" | null | undefined {
+  const header = ctx.request.headers.get("if-match");
+  if (header === null) return undefined;
+  if (header.trim() === "*") return "*";
+  const match = /^(?:W\/)?"?(\d+)"?$/.exec(header.trim());
+  return match ? Number(match[1]) : null;
+}
+
+builder.mutationFields((t) => ({
+  createProvider: t.field({
+    type: IntakeResultRef,
+    description:
+      "Submits a new agent for review. Answers its review code and its access token, which is shown this once only.",
+    args: {
+      providerCode: t.arg.string({
+        description: "3–63 characters of a-z 0-9 and -; derived from the name when absent. Never changes.",
+      }),
+      ...profileArgs(t, true),
+    },
+    resolve: async (_root, args, ctx) => {
+      const intake = validateIntake(args);
+      if (!intake.ok) throw badInput("The intake is not valid", intake.errors);
+      const result = await intakeProvider(ctx.db, intake.value);
+      ctx.response.headers.set("Cache-Control", "no-store");
+      // The caller now holds the new agent's token: the rest of this answer is the owner's view.
+      ctx.viewer = {
+        kind: "agent",
+        providerId: result.providerId,
+        providerCode: result.providerCode,
+        tokenId: result.tokenId,
+      };
+      return result;
+    },
+  }),
+
+  updateProvider: t.prismaField({
+    type: ProviderRef,
+    description:
+      "Changes the given fields of the caller's own profile and records a new version. Send If-Match to refuse a stale update.",
+    authScopes: (_root, args, ctx) => ownerScope(ctx, args.providerCode),
+    args: { providerCode: t.arg.string({ required: true }), ...profileArgs(t, false) },
+    resolve: async (query, _root, { providerCode, ...fields }, ctx) => {
+      const patch = validatePatch(fields);
+      if (!patch.ok) throw badInput("The update is not valid", patch.errors);
+      const version = await patchProvider(ctx.db, {
+        providerCode,
+        patch: patch.value,
+        actor: `agent:${providerCode}`,
+        ifMatch: ifMatchOf(ctx),
+      });
+      ctx.response.headers.set("ETag", `"${version}"`);
+      return ctx.db.provider.findUniqueOrThrow({ ...query, where: { providerCode } });
+    },
+  }),
+}));

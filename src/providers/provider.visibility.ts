@@ -1,0 +1,44 @@
+/**
+ * Who sees what (API.md §2), as Prisma filters and predicates. A provider a caller may not see is
+ * reported as not found, never as forbidden, so codes cannot be probed.
+ */
+import type { Viewer } from "../auth/viewer.plugin.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
+
+const LISTED_PUBLICLY: Prisma.ProviderWhereInput = { visibility: "PUBLIC", reviewStage: "APPROVED" };
+const HIDDEN_STAGES = ["REJECTED", "SUSPENDED"];
+
+/** The providers a caller may find in a list. */
+export function listableWhere(viewer: Viewer): Prisma.ProviderWhereInput {
+  switch (viewer.kind) {
+    case "reviewer":
+      return {};
+    case "agent":
+      return { OR: [LISTED_PUBLICLY, { id: viewer.providerId }] };
+    default:
+      return LISTED_PUBLICLY;
+  }
+}
+
+interface Visible {
+  id: number;
+  visibility: string;
+  reviewStage: string;
+}
+
+/** Whether the caller may see the provider's profile (and its versions). */
+export function canSee(viewer: Viewer, provider: Visible): boolean {
+  if (isPrivileged(viewer, provider.id)) return true;
+  return provider.visibility !== "PRIVATE" && !HIDDEN_STAGES.includes(provider.reviewStage);
+}
+
+/** Whether the caller may see private fields: tokens, contact, reviewer notes. */
+export function isPrivileged(viewer: Viewer, providerId: number): boolean {
+  return viewer.kind === "reviewer" || (viewer.kind === "agent" && viewer.providerId === providerId);
+}
+
+/** How an actor is shown: reviewers' identities only to the privileged. */
+export function shownActor(viewer: Viewer, providerId: number, actor: string): string {
+  if (isPrivileged(viewer, providerId)) return actor;
+  return actor.startsWith("reviewer:") ? "reviewer" : actor;
+}

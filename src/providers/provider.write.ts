@@ -1,0 +1,184 @@
+/**
+ * The provider writes: intake and the owner's PATCH. Each runs in one transaction that touches
+ * only the database (tokens are minted and hashed before it opens), so a failure leaves nothing.
+ */
+import { mintToken } from "../auth/agent.token.ts";
+import type { Db } from "../db.ts";
+import { apiError, conflict, notFound } from "../errors.ts";
+import { Prisma } from "../generated/prisma/client.ts";
+import { effectOfOwnerPatch, newReviewCode } from "../reviews/review.rules.ts";
+import {
+  changedFields,
+  deriveProviderCode,
+  type Intake,
+  OWNER_FIELDS,
+  type Patch,
+  type Profile,
+  REVIEWED_FIELDS,
+  snapshotOf,
+} from "./provider.rules.ts";
+
+type ProviderRow = Prisma.ProviderGetPayload<object>;
+
+/** The owner-editable profile held by a provider row. */
+export function profileOf(row: ProviderRow): Profile {
+  return snapshotOf(row as unknown as Profile);
+}
+
+/** The provider row columns for a profile (JSON sections as they are). */
+function columnsOf(profile: Partial<Profile>) {
+  const { policy, ...rest } = profile;
+  return {
+    ...(rest as Omit<Partial<Profile>, "policy">),
+    ...(policy !== undefined ? { policy: policy === null ? Prisma.DbNull : policy } : {}),
+  } as Prisma.ProviderUpdateInput;
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002";
+}
+
+/** A free code for a derived name: the slug itself, or the slug with the next free number. */
+async function freeCode(db: Db, base: string): Promise<string> {
+  const taken = new Set(
+    (
+      await db.provider.findMany({
+        where: { providerCode: { startsWith: base } },
+        select: { providerCode: true },
+      })
+    ).map((p) => p.providerCode),
+  );
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+}
+
+export interface IntakeResult {
+  providerId: number;
+  providerCode: string;
+  reviewCode: string;
+  accessToken: string;
+  tokenId: string;
+}
+
+/** Registers a provider: profile version 1, an OPEN intake review, the first access token. */
+export async function intakeProvider(db: Db, intake: Intake): Promise<IntakeResult> {
+  const token = mintToken();
+  const { providerCode: asked, ...profile } = intake;
+  for (let attempt = 0; ; attempt++) {
+    const providerCode = asked ?? (await freeCode(db, deriveProviderCode(profile.name)));
+    const actor = `agent:${providerCode}`;
+    const reviewCode = newReviewCode();
+    try {
+      const providerId = await db.$transaction(async (tx) => {
+        const created = await tx.provider.create({
+          data: {
+            ...(columnsOf(profile) as Prisma.ProviderCreateInput),
+            providerCode,
+            labelIndex: { create: profile.labels.map((label) => ({ label })) },
+            versions: {
+              create: { version: 1, actor, changedFields: [...OWNER_FIELDS], snapshot: snapshotOf(profile) },
+            },
+            tokens: {
+              create: { tokenId: token.tokenId, hash: token.hash, prefix: token.prefix, label: "intake" },
+            },
+          },
+          select: { id: true },
+        });
+        const review = await tx.review.create({
+          data: { reviewCode, providerId: created.id, kind: "INTAKE" },
+          select: { id: true },
+        });
+        await tx.reviewEvent.createMany({
+          data: [
+            { providerId: created.id, reviewId: review.id, kind: "SUBMITTED", actor },
+            { providerId: created.id, kind: "TOKEN_ISSUED", actor, note: null },
+          ],
+        });
+        return created.id;
+      });
+      return { providerId, providerCode, reviewCode, accessToken: token.secret, tokenId: token.tokenId };
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      const target = String((error as Prisma.PrismaClientKnownRequestError).meta?.target ?? "");
+      if (asked && target.includes("providerCode")) throw conflict(`providerCode "${asked}" is already taken`);
+      // A derived code or a review code raced with another intake: draw again.
+      if (attempt >= 4) throw error;
+    }
+  }
+}
+
+/**
+ * Applies an owner's PATCH: the profile, one new version, the timeline, and the review workflow's
+ * answer to it. `ifMatch` is the version the caller last saw, when it sent `If-Match`.
+ */
+export async function patchProvider(
+  db: Db,
+  input: { providerCode: string; patch: Patch; actor: string; ifMatch: number | "*" | null | undefined },
+): Promise<number> {
+  return db.$transaction(async (tx) => {
+    const row = await tx.provider.findUnique({ where: { providerCode: input.providerCode } });
+    if (!row) throw notFound();
+    if (input.ifMatch !== undefined && input.ifMatch !== "*" && input.ifMatch !== row.version) {
+      throw apiError("PRECONDITION_FAILED", `If-Match does not match the current version ${row.version}`);
+    }
+    const before = profileOf(row);
+    const after: Profile = { ...before, ...input.patch };
+    const changed = changedFields(before, after);
+    const version = row.version + 1;
+
+    const written = await tx.provider.updateMany({
+      where: { id: row.id, version: row.version },
+      data: { ...(columnsOf(input.patch) as Prisma.ProviderUpdateManyMutationInput), version },
+    });
+    if (written.count !== 1) {
+      throw apiError("PRECONDITION_FAILED", "the profile changed while this update was applied; read it and retry");
+    }
+    if (changed.includes("labels")) {
+      await tx.providerLabel.deleteMany({ where: { providerId: row.id } });
+      await tx.providerLabel.createMany({ data: after.labels.map((label) => ({ providerId: row.id, label })) });
+    }
+    await tx.providerVersion.create({
+      data: { providerId: row.id, version, actor: input.actor, changedFields: changed, snapshot: snapshotOf(after) },
+    });
+    await tx.reviewEvent.create({
+      data: {
+        providerId: row.id,
+        kind: "PROFILE_UPDATED",
+        actor: input.actor,
+        note: changed.length ? `version ${version}: ${changed.join(", ")}` : `version ${version}: no change`,
+      },
+    });
+
+    const activeReview = await tx.review.findFirst({
+      where: { providerId: row.id, status: { in: ["OPEN", "IN_PROGRESS", "CHANGES_REQUESTED"] } },
+      select: { id: true, kind: true, status: true },
+    });
+    const effect = effectOfOwnerPatch({
+      reviewStage: row.reviewStage,
+      activeReview,
+      changedReviewedFields: changed.some((f) => REVIEWED_FIELDS.includes(f)),
+    });
+    if (effect.kind === "resubmit") {
+      await tx.review.update({ where: { id: effect.reviewId }, data: { status: "OPEN" } });
+      await tx.provider.update({ where: { id: row.id }, data: { reviewStage: "SUBMITTED" } });
+      await tx.reviewEvent.create({
+        data: { providerId: row.id, reviewId: effect.reviewId, kind: "RESUBMITTED", actor: input.actor },
+      });
+    } else if (effect.kind === "openUpdateReview") {
+      const review = await tx.review.create({
+        data: { reviewCode: newReviewCode(), providerId: row.id, kind: "UPDATE" },
+        select: { id: true },
+      });
+      await tx.reviewEvent.create({
+        data: {
+          providerId: row.id,
+          reviewId: review.id,
+          kind: "UPDATE_SUBMITTED",
+          actor: input.actor,
+          note: `changed ${changed.filter((f) => REVIEWED_FIELDS.includes(f)).join(", ")}`,
+        },
+      });
+    }
+    return version;
+  });
+}

@@ -1,0 +1,136 @@
+/**
+ * The version history of a profile (`provider_versions`): newest first in lists, one version with
+ * its snapshot on its own. Who may read it is who may read the profile.
+ */
+import { builder } from "../builder.ts";
+import { notFound } from "../errors.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
+import { decodeCursor, page, pageSize } from "../pagination.ts";
+import type { Profile } from "./provider.rules.ts";
+import {
+  AgentType,
+  CapabilityRef,
+  EndpointRef,
+  ModelRef,
+  PolicyRef,
+  RoleRef,
+  ToolRef,
+  Visibility,
+} from "./provider.schema.ts";
+import { canSee, isPrivileged } from "./provider.visibility.ts";
+
+type VersionRow = Prisma.ProviderVersionGetPayload<{ include: { provider: { select: { providerCode: true } } } }>;
+
+const ProfileSnapshotRef = builder.objectRef<Profile>("ProfileSnapshot").implement({
+  description: "The owner-editable part of a profile as it stood after a version.",
+  fields: (t) => ({
+    name: t.exposeString("name"),
+    summary: t.exposeString("summary"),
+    description: t.exposeString("description", { nullable: true }),
+    labels: t.exposeStringList("labels"),
+    agentType: t.expose("agentType", { type: AgentType }),
+    visibility: t.expose("visibility", { type: Visibility }),
+    contactEmail: t.exposeString("contactEmail", {
+      nullable: true,
+      description: "Shown to the provider's owner and to reviewers only",
+    }),
+    capabilities: t.field({ type: [CapabilityRef], resolve: (s) => s.capabilities }),
+    models: t.field({ type: [ModelRef], resolve: (s) => s.models }),
+    tools: t.field({ type: [ToolRef], resolve: (s) => s.tools }),
+    endpoint: t.field({ type: EndpointRef, resolve: (s) => s.endpoint }),
+    policy: t.field({ type: PolicyRef, nullable: true, resolve: (s) => s.policy }),
+    roles: t.field({ type: [RoleRef], resolve: (s) => s.roles }),
+  }),
+});
+
+const versionFields = builder.objectRef<VersionRow>("ProviderVersionSummary").implement({
+  description: "One version of a profile, without its snapshot.",
+  fields: (t) => ({
+    providerCode: t.string({ resolve: (v) => v.provider.providerCode }),
+    version: t.exposeInt("version"),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    actor: t.exposeString("actor"),
+    changedFields: t.stringList({ resolve: (v) => v.changedFields as string[] }),
+  }),
+});
+
+const ProviderVersionRef = builder.objectRef<VersionRow>("ProviderVersion").implement({
+  description: "One version of a profile with the snapshot of the profile after it.",
+  fields: (t) => ({
+    providerCode: t.string({ resolve: (v) => v.provider.providerCode }),
+    version: t.exposeInt("version"),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    actor: t.exposeString("actor"),
+    changedFields: t.stringList({ resolve: (v) => v.changedFields as string[] }),
+    snapshot: t.field({
+      type: ProfileSnapshotRef,
+      resolve: (v, _args, ctx) => {
+        const snapshot = v.snapshot as unknown as Profile;
+        return isPrivileged(ctx.viewer, v.providerId) ? snapshot : { ...snapshot, contactEmail: null as never };
+      },
+    }),
+  }),
+});
+
+const VersionPageRef = builder
+  .objectRef<{ items: VersionRow[]; nextCursor: string | null }>("ProviderVersionPage")
+  .implement({
+    fields: (t) => ({
+      items: t.field({ type: [versionFields], resolve: (p) => p.items }),
+      nextCursor: t.exposeString("nextCursor", { nullable: true }),
+    }),
+  });
+
+builder.queryFields((t) => ({
+  providerVersions: t.field({
+    type: VersionPageRef,
+    description: "A provider's profile versions, newest first, without snapshots.",
+    args: {
+      providerCode: t.arg.string({ required: true }),
+      limit: t.arg.int({ description: "Page size, 1–100 (default 20)" }),
+      cursor: t.arg.string(),
+    },
+    resolve: async (_root, args, ctx) => {
+      const limit = pageSize(args.limit);
+      const after = decodeCursor(args.cursor, ["number"] as const);
+      const provider = await ctx.db.provider.findUnique({
+        where: { providerCode: args.providerCode },
+        select: {
+          id: true,
+          visibility: true,
+          reviewStage: true,
+          versions: {
+            where: after ? { version: { lt: after[0] } } : {},
+            orderBy: { version: "desc" },
+            take: limit + 1,
+            include: { provider: { select: { providerCode: true } } },
+          },
+        },
+      });
+      if (!provider || !canSee(ctx.viewer, provider)) throw notFound(`No provider "${args.providerCode}"`);
+      return page(provider.versions, limit, (v) => [v.version]);
+    },
+  }),
+
+  providerVersion: t.field({
+    type: ProviderVersionRef,
+    description: "One version of a provider's profile, with its snapshot.",
+    args: { providerCode: t.arg.string({ required: true }), version: t.arg.int({ required: true }) },
+    resolve: async (_root, args, ctx) => {
+      const provider = await ctx.db.provider.findUnique({
+        where: { providerCode: args.providerCode },
+        select: {
+          id: true,
+          visibility: true,
+          reviewStage: true,
+          versions: { where: { version: args.version }, include: { provider: { select: { providerCode: true } } } },
+        },
+      });
+      const version = provider?.versions[0];
+      if (!provider || !canSee(ctx.viewer, provider) || !version) {
+        throw notFound(`No version ${args.version} of provider "${args.providerCode}"`);
+      }
+      return version;
+    },
+  }),
+}));

@@ -1,0 +1,124 @@
+/**
+ * REST under /api/v1: SOFA runs each route's GraphQL operation; the guard in front of it closes
+ * SOFA's gaps (ARCHITECTURE.md, "Known traps"): only the routes of the table exist (no `/webhook`),
+ * a wrong method is a 405, a body must be a JSON object whose keys are the operation's arguments
+ * (an unknown or read-only key is a 400 naming it, never silently dropped), a required one must be
+ * there, and query parameters are only those the operation takes.
+ */
+import { useSofa } from "@graphql-yoga/plugin-sofa";
+import { type GraphQLArgument, type GraphQLSchema, isNonNullType } from "graphql";
+import type { Plugin } from "graphql-yoga";
+import { apiError, badInput, type FieldError, notFound } from "../errors.ts";
+import { READ_ONLY_FIELDS } from "../providers/provider.rules.ts";
+import { problemResponse, sofaErrorHandler } from "./problem.ts";
+import { matchPath, pathParams, REST_BASE, REST_ROUTES, type RestRoute } from "./rest.routes.ts";
+
+const BODY_METHODS = new Set(["POST", "PATCH", "PUT"]);
+
+/** The SOFA configuration: the same table, the same base path, our error answers. */
+export function sofaConfig(schema?: GraphQLSchema) {
+  return {
+    ...(schema ? { schema } : {}),
+    basePath: REST_BASE,
+    depthLimit: 3,
+    routes: Object.fromEntries(
+      REST_ROUTES.map((r) => [
+        r.field,
+        { method: r.method, path: r.path, responseStatus: r.status, tags: [r.tag], description: r.summary },
+      ]),
+    ),
+    errorHandler: sofaErrorHandler,
+  };
+}
+
+function argsOf(schema: GraphQLSchema, route: RestRoute): readonly GraphQLArgument[] {
+  const [kind, name] = route.field.split(".") as [string, string];
+  const type = kind === "Query" ? schema.getQueryType() : schema.getMutationType();
+  const field = type?.getFields()[name];
+  if (!field) throw new Error(`REST route ${route.method} ${route.path} names unknown field ${route.field}`);
+  return field.args;
+}
+
+/** Finds the route of a request; 404 when no path matches, 405 when only the method is wrong. */
+function routeOf(method: string, path: string): { route: RestRoute; params: Record<string, string> } {
+  const relative = path.slice(REST_BASE.length) || "/";
+  const byPath = REST_ROUTES.map((route) => ({ route, params: matchPath(route.path, relative) })).filter(
+    (m): m is { route: RestRoute; params: Record<string, string> } => m.params !== null,
+  );
+  const exact = byPath.filter((m) => !m.route.path.includes(":"));
+  const candidates = exact.length ? exact : byPath;
+  const hit = candidates.find((m) => m.route.method === method);
+  if (hit) return hit;
+  if (candidates.length === 0) throw notFound(`No route ${method} ${path}`);
+  const allow = [...new Set(candidates.map((m) => m.route.method))].join(", ");
+  throw apiError("METHOD_NOT_ALLOWED", `${method} is not allowed on ${path}; allowed: ${allow}`, {
+    headers: { Allow: allow },
+  });
+}
+
+/** Checks a request against its operation's arguments before SOFA sees it. */
+async function check(schema: GraphQLSchema, request: Request, url: URL): Promise<void> {
+  const { route } = routeOf(request.method, url.pathname.replace(/\/+$/, "") || "/");
+  const args = argsOf(schema, route);
+  const inPath = new Set(pathParams(route.path));
+  const names = new Set(args.map((a) => a.name).filter((n) => !inPath.has(n)));
+  const errors: FieldError[] = [];
+
+  if (!BODY_METHODS.has(route.method)) {
+    for (const key of new Set(url.searchParams.keys())) {
+      if (!names.has(key)) errors.push({ path: key, message: "unknown query parameter" });
+    }
+    if (errors.length) throw badInput(`Unknown query parameter: ${errors.map((e) => e.path).join(", ")}`, errors);
+    return;
+  }
+
+  // A body route takes its input from the body only: SOFA would read query parameters too.
+  for (const key of new Set(url.searchParams.keys())) {
+    errors.push({ path: key, message: "send fields in the JSON body, not the query string" });
+  }
+  const text = await request.clone().text();
+  let body: unknown = {};
+  if (text.trim() !== "") {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw badInput("The body is not valid JSON", [{ path: "(body)", message: "malformed JSON" }]);
+    }
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw badInput("The body must be a JSON object", [{ path: "(body)", message: "expected a JSON object" }]);
+  }
+  for (const key of Object.keys(body)) {
+    if (names.has(key)) continue;
+    const readOnly = (READ_ONLY_FIELDS as readonly string[]).includes(key) || inPath.has(key);
+    errors.push({ path: key, message: readOnly ? "is not settable here" : "unknown field" });
+  }
+  for (const arg of args) {
+    if (isNonNullType(arg.type) && !inPath.has(arg.name) && (body as Record<string, unknown>)[arg.name] == null) {
+      errors.push({ path: arg.name, message: "is required" });
+    }
+  }
+  if (errors.length) {
+    throw badInput(`The body is not valid: ${errors.map((e) => `${e.path} ${e.message}`).join("; ")}`, errors);
+  }
+}
+
+/** The REST plugins, in order: the guard, then SOFA. */
+export function useRest(): Plugin[] {
+  let schema: GraphQLSchema | undefined;
+  const guard: Plugin = {
+    onSchemaChange({ schema: next }) {
+      schema = next;
+    },
+    async onRequest({ request, url, endResponse }) {
+      if (url.pathname !== REST_BASE && !url.pathname.startsWith(`${REST_BASE}/`)) return;
+      try {
+        if (!schema) throw new Error("schema not ready");
+        await check(schema, request, url);
+      } catch (error) {
+        endResponse(problemResponse(error));
+      }
+    },
+  };
+  return [guard, useSofa(sofaConfig() as never)];
+}

@@ -1,0 +1,11 @@
+/**
+ * The one schema: every domain registers its types and fields on the builder when imported.
+ */
+import { builder } from "./builder.ts";
+import "./providers/provider.schema.ts";
+import "./providers/version.schema.ts";
+import "./auth/token.schema.ts";
+import "./reviews/review.schema.ts";
+import "./service/service.schema.ts";
+
+export const schema = builder.toSchema({ sortSchema: false });

@@ -1,0 +1,85 @@
+/**
+ * The application: graphql-yoga with its plugins, in the order a request meets them. It never
+ * listens (main.ts does; tests call `yoga.fetch`).
+ */
+import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
+import { GraphQLError } from "graphql";
+import { createYoga, type Plugin } from "graphql-yoga";
+import { reviewerVerifier } from "./auth/reviewer.jwt.ts";
+import { useViewer } from "./auth/viewer.plugin.ts";
+import type { Context, ResponseBag } from "./builder.ts";
+import type { Config } from "./config.ts";
+import type { Db } from "./db.ts";
+import { apiError, codeOf, isErrorCode } from "./errors.ts";
+import { useHttpEdge } from "./http.plugin.ts";
+import { useRest } from "./rest/rest.plugin.ts";
+import { schema } from "./schema.ts";
+import { useTransportRoutes } from "./transport.plugin.ts";
+
+export interface AppState {
+  /** Set when SIGTERM arrives: readiness answers 503 while in-flight requests finish. */
+  draining: boolean;
+}
+
+/** GraphQL errors carry the contract's code: a request error of GraphQL itself is bad input. */
+const useErrorCodes: Plugin = {
+  onResultProcess({ result }) {
+    for (const r of Array.isArray(result) ? result : [result]) {
+      for (const error of (r as { errors?: { extensions: Record<string, unknown> }[] }).errors ?? []) {
+        if (!isErrorCode(error.extensions.code)) {
+          (error as { extensions: Record<string, unknown> }).extensions = {
+            ...error.extensions,
+            code: "BAD_USER_INPUT",
+          };
+        }
+      }
+    }
+  },
+};
+
+export function createApp(config: Config, db: Db, state: AppState = { draining: false }) {
+  const log =
+    config.logLevel === "silent" ? () => {} : (line: Record<string, unknown>) => console.log(JSON.stringify(line));
+  return createYoga<Record<string, unknown>, Context>({
+    schema,
+    graphqlEndpoint: "/graphql",
+    landingPage: false,
+    // Yoga's own health check answers any URL that ends with its path (it would swallow
+    // /api/v1/health); no URL ends with a NUL, so this turns it off: /health is ours.
+    healthCheckEndpoint: "\u0000",
+    batching: false,
+    logging: config.logLevel === "silent" ? false : "warn",
+    graphiql: config.production ? false : { title: "Agent Registry — GraphiQL" },
+    renderGraphiQL,
+    maskedErrors: {
+      // Whatever was not raised as an API error is internal: logged, never shown.
+      maskError: (error) => {
+        if (error instanceof GraphQLError && codeOf(error) !== "INTERNAL") return error;
+        log({
+          time: new Date().toISOString(),
+          level: "error",
+          msg: "internal error",
+          error: String((error as Error)?.stack ?? error),
+        });
+        return apiError("INTERNAL", "Internal server error");
+      },
+    },
+    // The response bag lives on the server context (http.plugin.ts) so the edge can apply it.
+    context: (initial) =>
+      ({
+        ...initial,
+        db,
+        config,
+        response: (initial.response as ResponseBag | undefined) ?? { headers: new Headers() },
+      }) as unknown as Context,
+    plugins: [
+      useHttpEdge({ log }),
+      useTransportRoutes({ db, state }),
+      useViewer(db, reviewerVerifier(config)),
+      ...useRest(),
+      useErrorCodes,
+    ],
+  });
+}
+
+export type App = ReturnType<typeof createApp>;

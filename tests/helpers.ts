@@ -1,0 +1,90 @@
+/**
+ * Shared test helpers: the app on the run's database, requests through the front door
+ * (`yoga.fetch`), and builders for test data. Every test makes its own providers with unique codes.
+ */
+import { randomBytes } from "node:crypto";
+import { signReviewerToken } from "../src/auth/reviewer.jwt.ts";
+import { loadConfig } from "../src/config.ts";
+import { openDb } from "../src/db.ts";
+import { createApp } from "../src/yoga.ts";
+
+export const config = loadConfig({ ...process.env, NODE_ENV: "test" });
+export const db = openDb(config.databaseUrl);
+export const app = createApp(config, db);
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+/** A REST or transport request; `body` is sent as JSON unless it is a string. */
+export async function call(
+  method: string,
+  path: string,
+  options: { body?: unknown; token?: string; headers?: Record<string, string> } = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body: string | undefined;
+  if (options.body !== undefined) {
+    body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const res = await app.fetch(`http://registry.test${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {}
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+/** A GraphQL request to /graphql. */
+export async function gql(
+  query: string,
+  variables: Record<string, unknown> = {},
+  options: { token?: string; headers?: Record<string, string> } = {},
+): Promise<Answer> {
+  return call("POST", "/graphql", { body: { query, variables }, ...options });
+}
+
+/** A unique provider code for this test. */
+export function uniqueCode(prefix = "agent"): string {
+  return `${prefix}-${randomBytes(5).toString("hex")}`;
+}
+
+/** A valid intake body; override any field. */
+export function intakeBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    providerCode: uniqueCode(),
+    name: "Route Planner",
+    summary: "Plans delivery routes across a city",
+    agentType: "ASSISTANT",
+    contactEmail: "ops@example.com",
+    endpoint: { url: "https://agent.example.com/a2a", protocol: "A2A", authScheme: "BEARER" },
+    labels: ["Maps", "routing"],
+    ...overrides,
+  };
+}
+
+/** Registers a provider over REST; answers its code, token and review code. */
+export async function intake(overrides: Record<string, unknown> = {}) {
+  const answer = await call("POST", "/api/v1/providers", { body: intakeBody(overrides) });
+  if (answer.status !== 201) throw new Error(`intake failed: ${answer.status} ${answer.text}`);
+  return answer.body as { providerCode: string; reviewCode: string; accessToken: string; provider: any };
+}
+
+/** A reviewer JWT for the test configuration. */
+export function reviewerToken(subject = "reviewer-1", roles = ["reviewer"]): Promise<string> {
+  return signReviewerToken(config, subject, { roles });
+}
+
+/**
+ * Puts a provider where anonymous callers can list it. Until the review workflow has its own
+ * operations, tests set the stage directly in the database.
+ */
+export async function approve(providerCode: string): Promise<void> {
+  await db.provider.update({ where: { providerCode }, data: { reviewStage: "APPROVED" } });
+}
