@@ -43,40 +43,41 @@ const ProfileSnapshotRef = builder.objectRef<Profile>("ProfileSnapshot").impleme
   }),
 });
 
-const versionFields = builder.objectRef<VersionRow>("ProviderVersionSummary").implement({
-  description: "One version of a profile, without its snapshot.",
-  fields: (t) => ({
-    providerCode: t.string({ resolve: (v) => v.provider.providerCode }),
-    version: t.exposeInt("version"),
-    createdAt: t.expose("createdAt", { type: "DateTime" }),
-    actor: t.exposeString("actor"),
-    changedFields: t.stringList({ resolve: (v) => v.changedFields as string[] }),
-  }),
-});
+const VersionSummaryRef = builder
+  .objectRef<VersionRow>("ProviderVersionSummary")
+  .implement({ description: "One version of a profile, without its snapshot.", fields: () => ({}) });
+const ProviderVersionRef = builder
+  .objectRef<VersionRow>("ProviderVersion")
+  .implement({
+    description: "One version of a profile with the snapshot of the profile after it.",
+    fields: () => ({}),
+  });
 
-const ProviderVersionRef = builder.objectRef<VersionRow>("ProviderVersion").implement({
-  description: "One version of a profile with the snapshot of the profile after it.",
-  fields: (t) => ({
+for (const ref of [VersionSummaryRef, ProviderVersionRef]) {
+  builder.objectFields(ref, (t) => ({
     providerCode: t.string({ resolve: (v) => v.provider.providerCode }),
     version: t.exposeInt("version"),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     actor: t.exposeString("actor"),
     changedFields: t.stringList({ resolve: (v) => v.changedFields as string[] }),
-    snapshot: t.field({
-      type: ProfileSnapshotRef,
-      resolve: (v, _args, ctx) => {
-        const snapshot = v.snapshot as unknown as Profile;
-        return isPrivileged(ctx.viewer, v.providerId) ? snapshot : { ...snapshot, contactEmail: null as never };
-      },
-    }),
+  }));
+}
+
+builder.objectField(ProviderVersionRef, "snapshot", (t) =>
+  t.field({
+    type: ProfileSnapshotRef,
+    resolve: (v, _args, ctx) => {
+      const snapshot = v.snapshot as unknown as Profile;
+      return isPrivileged(ctx.viewer, v.providerId) ? snapshot : { ...snapshot, contactEmail: null as never };
+    },
   }),
-});
+);
 
 const VersionPageRef = builder
   .objectRef<{ items: VersionRow[]; nextCursor: string | null }>("ProviderVersionPage")
   .implement({
     fields: (t) => ({
-      items: t.field({ type: [versionFields], resolve: (p) => p.items }),
+      items: t.field({ type: [VersionSummaryRef], resolve: (p) => p.items }),
       nextCursor: t.exposeString("nextCursor", { nullable: true }),
     }),
   });
