@@ -46,12 +46,10 @@ const ProfileSnapshotRef = builder.objectRef<Profile>("ProfileSnapshot").impleme
 const VersionSummaryRef = builder
   .objectRef<VersionRow>("ProviderVersionSummary")
   .implement({ description: "One version of a profile, without its snapshot.", fields: () => ({}) });
-const ProviderVersionRef = builder
-  .objectRef<VersionRow>("ProviderVersion")
-  .implement({
-    description: "One version of a profile with the snapshot of the profile after it.",
-    fields: () => ({}),
-  });
+const ProviderVersionRef = builder.objectRef<VersionRow>("ProviderVersion").implement({
+  description: "One version of a profile with the snapshot of the profile after it.",
+  fields: () => ({}),
+});
 
 for (const ref of [VersionSummaryRef, ProviderVersionRef]) {
   builder.objectFields(ref, (t) => ({
