@@ -29,6 +29,8 @@ export const builder = new SchemaBuilder<{
   PrismaTypes: PrismaTypes;
   Context: Context;
   DefaultInputFieldRequiredness: false;
+  // Fields are non-null unless they say otherwise: what the contract calls nullable is marked.
+  DefaultFieldNullability: false;
   Scalars: {
     DateTime: { Input: Date; Output: Date };
     JSON: { Input: unknown; Output: unknown };
@@ -43,6 +45,7 @@ export const builder = new SchemaBuilder<{
   };
 }>({
   plugins: [ScopeAuthPlugin, PrismaPlugin],
+  defaultFieldNullability: false,
   prisma: {
     client: (ctx) => ctx.db,
     dmmf: getDatamodel(),
