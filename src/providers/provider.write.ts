@@ -34,8 +34,21 @@ function columnsOf(profile: Partial<Profile>) {
   } as Prisma.ProviderUpdateInput;
 }
 
-function isUniqueViolation(error: unknown): boolean {
+function isUniqueViolation(error: unknown): error is Prisma.PrismaClientKnownRequestError {
   return error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002";
+}
+
+/**
+ * The columns of a unique violation. Through a driver adapter Prisma leaves `meta.target` unset and
+ * names them in `meta.driverAdapterError.cause.constraint.fields` instead.
+ */
+function violatedFields(error: Prisma.PrismaClientKnownRequestError): string[] {
+  const meta = error.meta as
+    | { target?: unknown; driverAdapterError?: { cause?: { constraint?: { fields?: unknown } } } }
+    | undefined;
+  const fields = meta?.driverAdapterError?.cause?.constraint?.fields ?? meta?.target;
+  if (Array.isArray(fields)) return fields.map(String);
+  return typeof fields === "string" ? [fields] : [];
 }
 
 /** A free code for a derived name: the slug itself, or the slug with the next free number. */
@@ -99,8 +112,10 @@ export async function intakeProvider(db: Db, intake: Intake): Promise<IntakeResu
       return { providerId, providerCode, reviewCode, accessToken: token.secret, tokenId: token.tokenId };
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
-      const target = String((error as Prisma.PrismaClientKnownRequestError).meta?.target ?? "");
-      if (asked && target.includes("providerCode")) throw conflict(`providerCode "${asked}" is already taken`);
+      const fields = violatedFields(error);
+      if (asked && fields.some((f) => f.includes("providerCode"))) {
+        throw conflict(`providerCode "${asked}" is already taken`);
+      }
       // A derived code or a review code raced with another intake: draw again.
       if (attempt >= 4) throw error;
     }

@@ -2,11 +2,18 @@
  * REST under /api/v1: SOFA runs each route's GraphQL operation; the guard in front of it closes
  * SOFA's gaps (ARCHITECTURE.md, "Known traps"): only the routes of the table exist (no `/webhook`),
  * a wrong method is a 405, a body must be a JSON object whose keys are the operation's arguments
- * (an unknown or read-only key is a 400 naming it, never silently dropped), a required one must be
- * there, and query parameters are only those the operation takes.
+ * (an unknown or read-only key is a 400 naming it, never silently dropped), each value must have its
+ * argument's type, a required one must be there, and query parameters are only those the operation takes.
  */
 import { useSofa } from "@graphql-yoga/plugin-sofa";
-import { type GraphQLArgument, type GraphQLSchema, isNonNullType } from "graphql";
+import {
+  coerceInputValue,
+  type GraphQLArgument,
+  type GraphQLSchema,
+  getNamedType,
+  isNonNullType,
+  isScalarType,
+} from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { apiError, badInput, type FieldError, notFound } from "../errors.ts";
 import { READ_ONLY_FIELDS } from "../providers/provider.rules.ts";
@@ -56,8 +63,11 @@ function routeOf(method: string, path: string): { route: RestRoute; params: Reco
   });
 }
 
-/** Checks a request against its operation's arguments before SOFA sees it. */
-async function check(schema: GraphQLSchema, request: Request, url: URL): Promise<void> {
+/**
+ * Checks a request against its operation's arguments before SOFA sees it. Answers the body's keys
+ * sent as an explicit `null` (SOFA drops those; `null` clears a field, it is not "absent").
+ */
+async function check(schema: GraphQLSchema, request: Request, url: URL): Promise<string[]> {
   const { route } = routeOf(request.method, url.pathname.replace(/\/+$/, "") || "/");
   const args = argsOf(schema, route);
   const inPath = new Set(pathParams(route.path));
@@ -69,7 +79,18 @@ async function check(schema: GraphQLSchema, request: Request, url: URL): Promise
       if (!names.has(key)) errors.push({ path: key, message: "unknown query parameter" });
     }
     if (errors.length) throw badInput(`Unknown query parameter: ${errors.map((e) => e.path).join(", ")}`, errors);
-    return;
+    // SOFA's own refusal of a scalar it cannot read (`limit=abc`) would not name the parameter.
+    for (const arg of args) {
+      const type = getNamedType(arg.type);
+      if (!isScalarType(type) || !url.searchParams.has(arg.name)) continue;
+      try {
+        for (const value of url.searchParams.getAll(arg.name)) type.serialize(value);
+      } catch (error) {
+        errors.push({ path: arg.name, message: (error as Error).message });
+      }
+    }
+    if (errors.length) throw badInput(`Invalid query parameter: ${errors.map((e) => e.path).join(", ")}`, errors);
+    return [];
   }
 
   // A body route takes its input from the body only: SOFA would read query parameters too.
@@ -88,8 +109,19 @@ async function check(schema: GraphQLSchema, request: Request, url: URL): Promise
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw badInput("The body must be a JSON object", [{ path: "(body)", message: "expected a JSON object" }]);
   }
-  for (const key of Object.keys(body)) {
-    if (names.has(key)) continue;
+  const byName = new Map(args.map((a) => [a.name, a]));
+  for (const [key, value] of Object.entries(body)) {
+    const arg = byName.get(key);
+    if (arg && names.has(key)) {
+      // SOFA serializes top-level scalars (123 becomes "123"): check the value as GraphQL would.
+      if (value !== null) {
+        coerceInputValue(value, arg.type, (path, _invalid, error) => {
+          const unknown = /^Field "([A-Za-z0-9_]+)" is not defined by type/.exec(error.message)?.[1];
+          errors.push({ path: [key, ...path, ...(unknown ? [unknown] : [])].join("."), message: error.message });
+        });
+      }
+      continue;
+    }
     const readOnly = (READ_ONLY_FIELDS as readonly string[]).includes(key) || inPath.has(key);
     errors.push({ path: key, message: readOnly ? "is not settable here" : "unknown field" });
   }
@@ -101,24 +133,40 @@ async function check(schema: GraphQLSchema, request: Request, url: URL): Promise
   if (errors.length) {
     throw badInput(`The body is not valid: ${errors.map((e) => `${e.path} ${e.message}`).join("; ")}`, errors);
   }
+  return Object.entries(body)
+    .filter(([key, value]) => value === null && names.has(key))
+    .map(([key]) => key);
 }
 
-/** The REST plugins, in order: the guard, then SOFA. */
+/** What the guard leaves on the server context for the operation SOFA runs. */
+interface RestContext {
+  restNulls?: string[];
+}
+
+/** The REST plugins, in order: the guard, the restorer of explicit nulls, then SOFA. */
 export function useRest(): Plugin[] {
   let schema: GraphQLSchema | undefined;
   const guard: Plugin = {
     onSchemaChange({ schema: next }) {
       schema = next;
     },
-    async onRequest({ request, url, endResponse }) {
+    async onRequest({ request, url, serverContext, endResponse }) {
       if (url.pathname !== REST_BASE && !url.pathname.startsWith(`${REST_BASE}/`)) return;
       try {
         if (!schema) throw new Error("schema not ready");
-        await check(schema, request, url);
+        (serverContext as RestContext).restNulls = await check(schema, request, url);
       } catch (error) {
         endResponse(problemResponse(error));
       }
     },
   };
-  return [guard, useSofa(sofaConfig() as never)];
+  // SOFA turns a body's `null` into an absent variable; put it back so that `null` clears a field.
+  const nulls: Plugin = {
+    onExecute({ args }) {
+      const keys = (args.contextValue as RestContext).restNulls;
+      if (!keys?.length) return;
+      args.variableValues = { ...args.variableValues, ...Object.fromEntries(keys.map((k) => [k, null])) };
+    },
+  };
+  return [guard, nulls, useSofa(sofaConfig() as never)];
 }
