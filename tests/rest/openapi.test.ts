@@ -1,0 +1,279 @@
+/**
+ * The OpenAPI document (API.md §4): served as JSON and YAML, valid OpenAPI 3.1, and faithful to
+ * the route table and the GraphQL schema it is built from.
+ */
+import { beforeAll, describe, expect, test } from "@jest/globals";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { parse } from "yaml";
+import { SERVICE_VERSION } from "../../src/config.ts";
+import { ERROR_STATUS } from "../../src/errors.ts";
+import { pathParams, REST_ROUTES, type RestRoute, restPath } from "../../src/rest/rest.routes.ts";
+import { schema } from "../../src/schema.ts";
+import { call } from "../helpers.ts";
+
+const METHODS = ["get", "put", "post", "patch", "delete", "options", "head", "trace"];
+
+let doc: any;
+
+beforeAll(async () => {
+  const answer = await call("GET", "/openapi.json");
+  expect(answer.status).toBe(200);
+  doc = answer.body;
+});
+
+/** The document's path of a route: `/api/v1/providers/{providerCode}`. */
+const docPath = (route: RestRoute) => restPath(route.path.replace(/:([A-Za-z]+)/g, "{$1}"));
+const operation = (route: RestRoute) => doc.paths[docPath(route)][route.method.toLowerCase()];
+const route = (name: string) => {
+  const found = REST_ROUTES.find((r) => r.field.endsWith(`.${name}`));
+  if (!found) throw new Error(`no route ${name}`);
+  return found;
+};
+const operations = () =>
+  Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => METHODS.includes(method))
+      .map(([method, op]) => ({ path, method, op })),
+  );
+/** Follows a local `$ref`. */
+const resolve = (node: any): any => {
+  if (!node?.$ref) return node;
+  return resolve(
+    (node.$ref as string)
+      .slice(2)
+      .split("/")
+      .reduce((at: any, key) => at[key], doc),
+  );
+};
+const admitsNull = (schema: any) =>
+  schema.type === "null" ||
+  (Array.isArray(schema.type) && schema.type.includes("null")) ||
+  (schema.oneOf ?? schema.anyOf ?? []).some(admitsNull);
+const body = (op: any) => op.requestBody?.content["application/json"].schema;
+
+describe("serving", () => {
+  test("/openapi.json and /openapi.yaml are the same document", async () => {
+    const json = await call("GET", "/openapi.json");
+    expect(json.headers.get("content-type")).toMatch(/^application\/json/);
+    const yaml = await call("GET", "/openapi.yaml");
+    expect(yaml.status).toBe(200);
+    expect(yaml.headers.get("content-type")).toMatch(/yaml/);
+    expect(parse(yaml.text)).toEqual(json.body);
+  });
+
+  test("is OpenAPI 3.1.0 with the service's title and version", () => {
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.info.title).toBe("Agent Registry");
+    expect(doc.info.version).toBe(SERVICE_VERSION);
+    expect(doc.info.description).toEqual(expect.any(String));
+  });
+
+  test("is valid against the OpenAPI 3.1 schema", async () => {
+    const result = await new Validator().validate(structuredClone(doc));
+    if (!result.valid) console.error(JSON.stringify(result.errors, null, 2));
+    expect(result.valid).toBe(true);
+  });
+});
+
+describe("operations", () => {
+  test("are exactly the routes of REST_ROUTES, with full paths under /api/v1", () => {
+    const documented = operations().map(({ method, path }) => `${method.toUpperCase()} ${path}`);
+    const routes = REST_ROUTES.map((r) => `${r.method} ${docPath(r)}`);
+    expect(documented.sort()).toEqual(routes.sort());
+    expect(Object.keys(doc.paths).every((p) => p.startsWith("/api/v1"))).toBe(true);
+    expect(Object.keys(doc.paths).some((p) => p.includes("webhook"))).toBe(false);
+  });
+
+  test("have one unique operationId each: the GraphQL field name", () => {
+    const ids = operations().map(({ op }) => op.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const r of REST_ROUTES) expect(operation(r).operationId).toBe(r.field.split(".")[1]);
+  });
+
+  test("answer the route's status with a JSON body", () => {
+    for (const r of REST_ROUTES) {
+      const success = operation(r).responses[String(r.status)];
+      expect(success?.content?.["application/json"]?.schema).toBeDefined();
+    }
+    expect(Object.keys(operation(route("createProvider")).responses)).toContain("201");
+    expect(Object.keys(operation(route("issueToken")).responses)).toContain("201");
+    expect(operation(route("createProvider")).responses["201"].content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/IntakeResult",
+    });
+  });
+
+  test("GET operations take their non-path arguments as query parameters", () => {
+    for (const r of REST_ROUTES.filter((r) => r.method === "GET")) {
+      const field = schema.getQueryType()!.getFields()[r.field.split(".")[1]!]!;
+      const inPath = pathParams(r.path);
+      const params = (operation(r).parameters ?? []) as any[];
+      expect(params.filter((p) => p.in === "path").map((p) => p.name)).toEqual(inPath);
+      expect(params.filter((p) => p.in === "query").map((p) => p.name)).toEqual(
+        field.args.map((a) => a.name).filter((n) => !inPath.includes(n)),
+      );
+    }
+    const labels = operation(route("providers")).parameters.find((p: any) => p.name === "labels");
+    expect(labels).toMatchObject({ in: "query", required: false, style: "form", explode: false });
+    expect(labels.schema).toEqual({ type: "array", items: { type: "string" } });
+  });
+
+  test("mutations take no query parameters and a JSON body without their path parameters", () => {
+    for (const r of REST_ROUTES.filter((r) => r.method !== "GET")) {
+      const op = operation(r);
+      const params = (op.parameters ?? []) as any[];
+      expect(params.filter((p) => p.in === "query")).toEqual([]);
+      expect(params.filter((p) => p.in === "path").map((p) => p.name)).toEqual(pathParams(r.path));
+      if (r.method === "DELETE") {
+        expect(op.requestBody).toBeUndefined();
+        continue;
+      }
+      const properties = Object.keys(body(op).properties);
+      for (const name of pathParams(r.path)) expect(properties).not.toContain(name);
+      const field = schema.getMutationType()!.getFields()[r.field.split(".")[1]!]!;
+      expect(properties.sort()).toEqual(
+        field.args
+          .map((a) => a.name)
+          .filter((n) => !pathParams(r.path).includes(n))
+          .sort(),
+      );
+    }
+  });
+
+  test("request bodies: required fields are the non-null arguments, unknown keys are refused", () => {
+    const intake = body(operation(route("createProvider")));
+    expect(operation(route("createProvider")).requestBody.required).toBe(true);
+    expect(intake.required.sort()).toEqual(["agentType", "contactEmail", "endpoint", "name", "summary"]);
+    expect(intake.additionalProperties).toBe(false);
+    expect(intake.properties.endpoint).toEqual({ $ref: "#/components/schemas/EndpointInput" });
+    expect(admitsNull(intake.properties.description)).toBe(true);
+
+    const patch = body(operation(route("updateProvider")));
+    expect(patch.required).toBeUndefined();
+    expect(patch.minProperties).toBe(1);
+    expect(patch.additionalProperties).toBe(false);
+    for (const readOnly of ["trustTier", "reviewStage", "version", "providerCode"]) {
+      expect(patch.properties).not.toHaveProperty(readOnly);
+    }
+  });
+
+  test("PATCH documents If-Match and the ETag it answers", () => {
+    const op = operation(route("updateProvider"));
+    expect(op.parameters).toContainEqual(expect.objectContaining({ name: "If-Match", in: "header", required: false }));
+    expect(op.responses["200"].headers.ETag.schema).toEqual({ type: "string" });
+  });
+});
+
+describe("schemas", () => {
+  const schemas = () => doc.components.schemas;
+
+  test("nullable GraphQL fields admit null, non-null ones are required", () => {
+    expect(admitsNull(schemas().Provider.properties.description)).toBe(true);
+    expect(admitsNull(schemas().ProviderPage.properties.nextCursor)).toBe(true);
+    expect(schemas().ProviderPage.properties.nextCursor.type).toEqual(["string", "null"]);
+    expect(admitsNull(schemas().Provider.properties.policy)).toBe(true);
+    expect(schemas().Provider.properties.policy.oneOf).toContainEqual({ type: "null" });
+    expect(schemas().CapabilityInput.required.sort()).toEqual(["key", "name"]);
+    expect(schemas().CapabilityInput.properties.key).toEqual({ type: "string" });
+    expect(admitsNull(schemas().CapabilityInput.properties.description)).toBe(true);
+  });
+
+  test("every object and input field follows its GraphQL type's nullability", () => {
+    for (const type of Object.values(schema.getTypeMap())) {
+      if (type.name.startsWith("__") || !("getFields" in type) || !schemas()[type.name]) continue;
+      const component = schemas()[type.name];
+      for (const field of Object.values(type.getFields())) {
+        const nonNull = field.type.toString().endsWith("!");
+        expect([type.name, field.name, admitsNull(component.properties[field.name])]).toEqual([
+          type.name,
+          field.name,
+          !nonNull,
+        ]);
+        expect([type.name, field.name, (component.required ?? []).includes(field.name)]).toEqual([
+          type.name,
+          field.name,
+          nonNull,
+        ]);
+      }
+    }
+  });
+
+  test("non-null output fields are required and non-nullable; nullable ones admit null", () => {
+    const provider = schemas().Provider;
+    expect(provider.required).toEqual(expect.arrayContaining(["providerCode", "name", "summary", "version"]));
+    expect(provider.required).not.toContain("description");
+    expect(admitsNull(provider.properties.name)).toBe(false);
+    expect(admitsNull(provider.properties.description)).toBe(true);
+    expect(admitsNull(provider.properties.tokens)).toBe(true);
+    expect(schemas().ProviderPage.properties.items).toEqual({
+      type: "array",
+      items: { $ref: "#/components/schemas/ProviderSummary" },
+    });
+  });
+
+  test("enums are string enums, DateTime a date-time string, JSON anything", () => {
+    expect(schemas().AgentType).toEqual({
+      type: "string",
+      enum: ["ASSISTANT", "AUTONOMOUS", "WORKFLOW", "TOOL_SERVER", "MULTI_AGENT"],
+    });
+    expect(schemas().Provider.properties.createdAt).toMatchObject({ type: "string", format: "date-time" });
+    expect(schemas().Review.properties.decidedAt).toMatchObject({ type: ["string", "null"], format: "date-time" });
+    expect(schemas().Provider.properties.agentType).toEqual({ $ref: "#/components/schemas/AgentType" });
+    expect(schemas().Provider.properties.policy.oneOf).toContainEqual({ $ref: "#/components/schemas/Policy" });
+    expect(schemas().Query).toBeUndefined();
+    expect(schemas().Mutation).toBeUndefined();
+  });
+});
+
+describe("security", () => {
+  test("bearer: agent tokens and reviewer JWTs", () => {
+    const bearer = doc.components.securitySchemes.bearer;
+    expect(bearer).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(bearer.description).toContain("agr_");
+    expect(bearer.description).toContain("JWT");
+  });
+
+  test("follows each route's auth", () => {
+    for (const name of ["updateProvider", "issueToken", "revokeToken", "reviewQueue", "review"]) {
+      expect([name, operation(route(name)).security]).toEqual([name, [{ bearer: [] }]]);
+    }
+    for (const name of ["providers", "provider", "providerVersions", "providerVersion"]) {
+      expect([name, operation(route(name)).security]).toEqual([name, [{}, { bearer: [] }]]);
+    }
+    for (const name of ["createProvider", "api", "health"]) {
+      expect([name, operation(route(name)).security]).toEqual([name, []]);
+    }
+  });
+});
+
+describe("problem responses", () => {
+  test("Problem has the contract's shape and codes", () => {
+    const problem = doc.components.schemas.Problem;
+    expect(problem.required.sort()).toEqual(["code", "detail", "status", "title", "type"]);
+    expect(problem.properties.code.enum.sort()).toEqual(Object.keys(ERROR_STATUS).sort());
+    expect(problem.properties.errors.items.required).toEqual(["path", "message"]);
+  });
+
+  const problemStatuses = (name: string) =>
+    Object.entries(operation(route(name)).responses as Record<string, any>)
+      .filter(([, response]) => resolve(response).content?.["application/problem+json"])
+      .map(([status]) => Number(status));
+
+  test("each operation documents its errors as application/problem+json", () => {
+    for (const r of REST_ROUTES) {
+      const op = operation(r);
+      for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+        if (Number(status) < 400 || (r.field === "Query.health" && status === "503")) continue;
+        const content = resolve(response).content;
+        expect([r.field, status, Object.keys(content)]).toEqual([r.field, status, ["application/problem+json"]]);
+        expect(content["application/problem+json"].schema).toEqual({ $ref: "#/components/schemas/Problem" });
+      }
+    }
+    expect(problemStatuses("updateProvider")).toEqual([400, 401, 403, 404, 412, 413, 415, 429, 500]);
+    expect(problemStatuses("createProvider")).toEqual([400, 409, 413, 415, 429, 500]);
+    expect(problemStatuses("issueToken")).toContain(409);
+    expect(problemStatuses("reviewQueue")).toEqual([400, 401, 403, 429, 500]);
+    expect(problemStatuses("providers")).not.toContain(415);
+    expect(resolve(operation(route("updateProvider")).responses["401"]).headers["WWW-Authenticate"]).toBeDefined();
+    expect(resolve(operation(route("providers")).responses["429"]).headers["Retry-After"]).toBeDefined();
+  });
+});
