@@ -88,3 +88,38 @@ export function reviewerToken(subject = "reviewer-1", roles = ["reviewer"]): Pro
 export async function approve(providerCode: string): Promise<void> {
   await db.provider.update({ where: { providerCode }, data: { reviewStage: "APPROVED" } });
 }
+
+/** Checks an answer is an RFC 9457 problem with this status and code, with one Content-Type. */
+export function expectProblem(answer: Answer, status: number, code: string): void {
+  const problem = { status: answer.status, contentType: answer.headers.get("content-type"), code: answer.body?.code };
+  if (problem.status !== status || problem.contentType !== "application/problem+json" || problem.code !== code) {
+    throw new Error(
+      `expected a ${status} ${code} problem+json, got ${answer.status} ${problem.contentType}: ${answer.text}`,
+    );
+  }
+  if (
+    answer.body.status !== status ||
+    typeof answer.body.title !== "string" ||
+    typeof answer.body.detail !== "string"
+  ) {
+    throw new Error(`not a problem document: ${answer.text}`);
+  }
+}
+
+/** The paths named by a problem's (or a GraphQL error's) `errors[]`. */
+export function errorPaths(answer: Answer): string[] {
+  const first = answer.body?.errors?.[0];
+  const graphql = answer.body?.code === undefined && typeof first?.message === "string";
+  const list = (graphql ? first.extensions?.errors : answer.body?.errors) ?? [];
+  return (list as { path: string }[]).map((e) => e.path);
+}
+
+/** The `extensions.code` of each GraphQL error of an answer. */
+export function gqlCodes(answer: Answer): string[] {
+  return ((answer.body?.errors ?? []) as { extensions?: { code?: string } }[]).map((e) => e.extensions?.code ?? "");
+}
+
+/** How many version rows a provider has. */
+export async function versionCount(providerCode: string): Promise<number> {
+  return db.providerVersion.count({ where: { provider: { providerCode } } });
+}

@@ -1,0 +1,95 @@
+/** GraphQL errors carry the contract's code in extensions.code, and nothing internal. */
+import { afterEach, describe, expect, jest, test } from "@jest/globals";
+import { approve, call, db, gql, gqlCodes, intake, uniqueCode } from "../helpers.ts";
+
+afterEach(() => {
+  jest.restoreAllMocks();
+});
+
+function expectNothingInternal(text: string) {
+  expect(text).not.toMatch(/\bat .+:\d+:\d+/);
+  expect(text).not.toMatch(/\/work\/|node_modules|\.ts\b/);
+  expect(text).not.toMatch(/SELECT|INSERT|SQLITE|prisma/i);
+  expect(text).not.toContain('"stack"');
+}
+
+describe("extensions.code", () => {
+  test("NOT_FOUND, UNAUTHENTICATED, FORBIDDEN and BAD_USER_INPUT", async () => {
+    const visible = await intake();
+    await approve(visible.providerCode);
+    const other = await intake();
+    const cases: [string, Record<string, unknown>, string | undefined, string][] = [
+      [
+        "query Q($c: String!) { provider(providerCode: $c) { name } }",
+        { c: uniqueCode("none") },
+        undefined,
+        "NOT_FOUND",
+      ],
+      ["{ reviewQueue { items { reviewCode } } }", {}, undefined, "UNAUTHENTICATED"],
+      ["{ reviewQueue { items { reviewCode } } }", {}, other.accessToken, "FORBIDDEN"],
+      [
+        'mutation M($c: String!) { updateProvider(providerCode: $c, summary: "x") { version } }',
+        { c: visible.providerCode },
+        other.accessToken,
+        "FORBIDDEN",
+      ],
+      ["{ providers(limit: 0) { nextCursor } }", {}, undefined, "BAD_USER_INPUT"],
+      ["{ providers { nope } }", {}, undefined, "BAD_USER_INPUT"],
+      ["{ providers { ", {}, undefined, "BAD_USER_INPUT"],
+      ["query Q($l: Int) { providers(limit: $l) { nextCursor } }", { l: "many" }, undefined, "BAD_USER_INPUT"],
+    ];
+    for (const [query, variables, token, code] of cases) {
+      const answer = await gql(query, variables, token ? { token } : {});
+      expect({ query, codes: gqlCodes(answer) }).toEqual({ query, codes: [code] });
+      expectNothingInternal(answer.text);
+    }
+  });
+
+  test("an invalid token is refused before GraphQL runs: 401 with WWW-Authenticate", async () => {
+    const answer = await gql("{ health { status } }", {}, { token: "agr_definitelyNotAValidTokenAtAll00000000" });
+    expect(answer.status).toBe(401);
+    expect(answer.headers.get("www-authenticate")).toMatch(/^Bearer\b/);
+    expect(gqlCodes(answer)).toEqual(["UNAUTHENTICATED"]);
+  });
+
+  test("an unexpected failure is INTERNAL and masked", async () => {
+    const created = await intake();
+    jest
+      .spyOn(db.provider, "findUnique")
+      .mockRejectedValueOnce(new Error("SQLITE_BUSY: SELECT secret FROM providers at /work/main/src/db.ts:3:4"));
+    const answer = await gql("query Q($c: String!) { provider(providerCode: $c) { name } }", {
+      c: created.providerCode,
+    });
+    expect(gqlCodes(answer)).toEqual(["INTERNAL"]);
+    expect(answer.body.errors[0].message).toBe("Internal server error");
+    expectNothingInternal(answer.text);
+  });
+});
+
+describe("transport", () => {
+  test("GET /graphql runs a query", async () => {
+    const answer = await call("GET", `/graphql?query=${encodeURIComponent("{ health { status } }")}`, {
+      headers: { accept: "application/json" },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body.data.health.status).toBe("ok");
+  });
+
+  test("GET /graphql does not run mutations", async () => {
+    const answer = await call(
+      "GET",
+      `/graphql?query=${encodeURIComponent('mutation { revokeToken(providerCode: "x", tokenId: "y") { tokenId } }')}`,
+      { headers: { accept: "application/json" } },
+    );
+    expect(answer.status).toBe(405);
+    expect(answer.body.data).toBeUndefined();
+  });
+
+  test("batching is off", async () => {
+    const answer = await call("POST", "/graphql", {
+      body: [{ query: "{ health { status } }" }, { query: "{ health { status } }" }],
+    });
+    expect(answer.status).toBeGreaterThanOrEqual(400);
+    expect(Array.isArray(answer.body)).toBe(false);
+  });
+});

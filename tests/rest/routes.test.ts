@@ -1,0 +1,76 @@
+/**
+ * The REST surface is an allow-list: the routes of issue #2, and nothing else. A new route fails this
+ * test until it is added here on purpose (ARCHITECTURE.md, "Habits").
+ */
+import { describe, expect, test } from "@jest/globals";
+import { REST_ROUTES, restPath } from "../../src/rest/rest.routes.ts";
+import { call, expectProblem } from "../helpers.ts";
+
+const ALLOWED = [
+  "GET /api/v1",
+  "GET /api/v1/health",
+  "GET /api/v1/providers",
+  "POST /api/v1/providers",
+  "GET /api/v1/providers/:providerCode",
+  "PATCH /api/v1/providers/:providerCode",
+  "GET /api/v1/providers/:providerCode/versions",
+  "GET /api/v1/providers/:providerCode/versions/:version",
+  "POST /api/v1/providers/:providerCode/tokens",
+  "DELETE /api/v1/providers/:providerCode/tokens/:tokenId",
+  "GET /api/v1/reviews/queue",
+  "GET /api/v1/reviews/:reviewCode",
+].sort();
+
+describe("the REST allow-list", () => {
+  test("REST_ROUTES is exactly the allow-list", () => {
+    const routes = REST_ROUTES.map((r) => `${r.method} ${restPath(r.path)}`).sort();
+    expect(routes).toEqual(ALLOWED);
+    expect(new Set(routes).size).toBe(routes.length);
+  });
+
+  test("the service description lists exactly the allow-list", async () => {
+    const answer = await call("GET", "/api/v1");
+    expect(answer.status).toBe(200);
+    const listed = (answer.body.routes as { method: string; path: string }[]).map((r) => `${r.method} ${r.path}`);
+    expect([...listed].sort()).toEqual(ALLOWED);
+  });
+
+  test.each([
+    ["GET", "/api/v1/provider-versions"],
+    ["GET", "/api/v1/provider-version"],
+    ["GET", "/api/v1/review-queue"],
+    ["GET", "/api/v1/review"],
+    ["GET", "/api/v1/api"],
+    ["POST", "/api/v1/create-provider"],
+    ["POST", "/api/v1/update-provider"],
+    ["POST", "/api/v1/issue-token"],
+    ["POST", "/api/v1/revoke-token"],
+    ["POST", "/api/v1/webhook"],
+    ["GET", "/api/v1/webhook"],
+    ["GET", "/api/v1/provider/some-code"],
+  ])("%s %s (not on the list) is a 404", async (method, path) => {
+    const answer = await call(method, path, method === "POST" ? { body: {} } : {});
+    expectProblem(answer, 404, "NOT_FOUND");
+  });
+
+  test("every listed route answers something other than 404 or 405 for its own method", async () => {
+    for (const route of REST_ROUTES) {
+      const path = restPath(route.path)
+        .replace(":providerCode", "no-such-provider")
+        .replace(":version", "1")
+        .replace(":tokenId", "tok_none")
+        .replace(":reviewCode", "RV-00000000");
+      const answer = await call(
+        route.method,
+        path,
+        route.method === "GET" || route.method === "DELETE" ? {} : { body: {} },
+      );
+      // Unknown resources may be 404s from the operation, but then they are not "No route" 404s.
+      expect({ route: `${route.method} ${path}`, status: answer.status }).not.toEqual({
+        route: `${route.method} ${path}`,
+        status: 405,
+      });
+      if (answer.status === 404) expect(answer.body.detail).not.toMatch(/^No route/);
+    }
+  });
+});
