@@ -81,12 +81,23 @@ export function reviewerToken(subject = "reviewer-1", roles = ["reviewer"]): Pro
   return signReviewerToken(config, subject, { roles });
 }
 
-/**
- * Puts a provider where anonymous callers can list it. Until the review workflow has its own
- * operations, tests set the stage directly in the database.
- */
-export async function approve(providerCode: string): Promise<void> {
-  await db.provider.update({ where: { providerCode }, data: { reviewStage: "APPROVED" } });
+/** The code of a provider's active review. */
+export async function activeReviewCode(providerCode: string): Promise<string> {
+  const review = await db.review.findFirstOrThrow({
+    where: { provider: { providerCode }, status: { in: ["OPEN", "IN_PROGRESS", "CHANGES_REQUESTED"] } },
+    select: { reviewCode: true },
+  });
+  return review.reviewCode;
+}
+
+/** Approves a provider's intake through the review workflow, so anonymous callers can list it. */
+export async function approve(providerCode: string, trustTier?: string): Promise<void> {
+  const reviewCode = await activeReviewCode(providerCode);
+  const answer = await call("POST", `/api/v1/reviews/${reviewCode}/decision`, {
+    body: { decision: "APPROVE", ...(trustTier ? { trustTier } : {}) },
+    token: await reviewerToken("approver"),
+  });
+  if (answer.status !== 200) throw new Error(`approve failed: ${answer.status} ${answer.text}`);
 }
 
 /** Checks an answer is an RFC 9457 problem with this status and code, with one Content-Type. */

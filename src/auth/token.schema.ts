@@ -6,6 +6,7 @@ import { builder } from "../builder.ts";
 import { badInput, conflict, notFound } from "../errors.ts";
 import { AccessTokenRef, ownerScope } from "../providers/provider.schema.ts";
 import { mintToken } from "./agent.token.ts";
+import { actorOf } from "./viewer.plugin.ts";
 
 /** At most this many unrevoked, unexpired tokens per provider (API.md §3). */
 export const MAX_ACTIVE_TOKENS = 5;
@@ -21,15 +22,11 @@ const IssuedTokenRef = builder.objectRef<{ accessToken: string; tokenRowId: numb
   }),
 });
 
-function actorOf(viewer: { kind: string; subject?: string; providerCode?: string }): string {
-  return viewer.kind === "reviewer" ? `reviewer:${viewer.subject}` : `agent:${viewer.providerCode}`;
-}
-
 builder.mutationFields((t) => ({
   issueToken: t.field({
     type: IssuedTokenRef,
-    description: `Issues a new access token for the caller's own provider (at most ${MAX_ACTIVE_TOKENS} active). With revokeCurrent, the token used for this request is revoked in the same step: a rotation.`,
-    authScopes: (_root, args, ctx) => ownerScope(ctx, args.providerCode),
+    description: `Issues a new access token for the caller's own provider (at most ${MAX_ACTIVE_TOKENS} active). With revokeCurrent, the token used for this request is revoked in the same step: a rotation. A reviewer may issue one for any provider, to hand back access after a reinstatement.`,
+    authScopes: (_root, args, ctx) => ownerScope(ctx, args.providerCode, true),
     args: {
       providerCode: t.arg.string({ required: true }),
       label: t.arg.string({ description: "A name to tell the token apart, at most 80 characters" }),
@@ -41,15 +38,23 @@ builder.mutationFields((t) => ({
         throw badInput("label must be at most 80 characters", [{ path: "label", message: "at most 80 characters" }]);
       }
       const viewer = ctx.viewer;
-      if (viewer.kind !== "agent") throw notFound();
+      if (args.revokeCurrent && viewer.kind !== "agent") {
+        throw badInput("revokeCurrent needs the request to be made with an agent token", [
+          { path: "revokeCurrent", message: "only with an agent token" },
+        ]);
+      }
       const token = mintToken();
       const now = new Date();
       const id = await ctx.db.$transaction(async (tx) => {
-        const provider = await tx.provider.findUniqueOrThrow({
-          where: { id: viewer.providerId },
-          select: { id: true },
+        const provider = await tx.provider.findUnique({
+          where: { providerCode: args.providerCode },
+          select: { id: true, reviewStage: true },
         });
-        if (args.revokeCurrent) {
+        if (!provider) throw notFound(`No provider "${args.providerCode}"`);
+        if (provider.reviewStage === "SUSPENDED") {
+          throw conflict("the provider is SUSPENDED; it has no working token until it is reinstated");
+        }
+        if (args.revokeCurrent && viewer.kind === "agent") {
           await tx.accessToken.updateMany({
             where: { tokenId: viewer.tokenId, revokedAt: null },
             data: { revokedAt: now },

@@ -14,6 +14,18 @@ export type Viewer =
   | { kind: "agent"; providerId: number; providerCode: string; tokenId: string }
   | { kind: "reviewer"; subject: string; roles: string[] };
 
+/** How the viewer is recorded as the actor of an event: `agent:<code>`, `reviewer:<subject>`. */
+export function actorOf(viewer: Viewer): string {
+  switch (viewer.kind) {
+    case "agent":
+      return `agent:${viewer.providerCode}`;
+    case "reviewer":
+      return `reviewer:${viewer.subject}`;
+    default:
+      return "anonymous";
+  }
+}
+
 /** How stale `lastUsedAt` may get before a request refreshes it (a write per read would be waste). */
 const LAST_USED_RESOLUTION_MS = 60_000;
 

@@ -6,7 +6,8 @@ import { mintToken } from "../auth/agent.token.ts";
 import type { Db } from "../db.ts";
 import { apiError, conflict, notFound } from "../errors.ts";
 import { Prisma } from "../generated/prisma/client.ts";
-import { effectOfOwnerPatch, newReviewCode } from "../reviews/review.rules.ts";
+import { effectOfOwnerPatch, newReviewCode, type ReviewKind, type ReviewStatus } from "../reviews/review.rules.ts";
+import { applyMove } from "../reviews/review.write.ts";
 import {
   changedFields,
   deriveProviderCode,
@@ -166,19 +167,25 @@ export async function patchProvider(
 
     const activeReview = await tx.review.findFirst({
       where: { providerId: row.id, status: { in: ["OPEN", "IN_PROGRESS", "CHANGES_REQUESTED"] } },
-      select: { id: true, kind: true, status: true },
+      select: { id: true, reviewCode: true, kind: true, status: true },
     });
     const effect = effectOfOwnerPatch({
       reviewStage: row.reviewStage,
-      activeReview,
+      activeReview: activeReview && {
+        id: activeReview.id,
+        code: activeReview.reviewCode,
+        kind: activeReview.kind as ReviewKind,
+        status: activeReview.status as ReviewStatus,
+      },
       changedReviewedFields: changed.some((f) => REVIEWED_FIELDS.includes(f)),
     });
     if (effect.kind === "resubmit") {
-      await tx.review.update({ where: { id: effect.reviewId }, data: { status: "OPEN" } });
-      await tx.provider.update({ where: { id: row.id }, data: { reviewStage: "SUBMITTED" } });
-      await tx.reviewEvent.create({
-        data: { providerId: row.id, reviewId: effect.reviewId, kind: "RESUBMITTED", actor: input.actor },
-      });
+      await applyMove(
+        tx,
+        { providerId: row.id, stage: row.reviewStage, review: { id: effect.reviewId, status: "CHANGES_REQUESTED" } },
+        effect.move,
+        input.actor,
+      );
     } else if (effect.kind === "openUpdateReview") {
       const review = await tx.review.create({
         data: { reviewCode: newReviewCode(), providerId: row.id, kind: "UPDATE" },

@@ -1,11 +1,14 @@
 /**
  * The review domain's GraphQL surface: the review type, the reviewers' queue and one review.
  */
-import { builder } from "../builder.ts";
+import { actorOf } from "../auth/viewer.plugin.ts";
+import { builder, type Context } from "../builder.ts";
 import { badInput, notFound, unauthenticated } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { decodeCursor, page, pageSize } from "../pagination.ts";
-import { ACTIVE_STATUSES, PRIORITIES, REVIEW_KINDS, REVIEW_STATUSES } from "./review.rules.ts";
+import { ProviderRef, TrustTier } from "../providers/provider.schema.ts";
+import { ACTIVE_STATUSES, DECISIONS, PRIORITIES, REVIEW_KINDS, REVIEW_STATUSES } from "./review.rules.ts";
+import { assignReview, commentOnReview, decideReview, moderateProvider, setReviewPriority } from "./review.write.ts";
 
 const ReviewKind = builder.enumType("ReviewKind", { values: REVIEW_KINDS });
 export const ReviewStatus = builder.enumType("ReviewStatus", { values: REVIEW_STATUSES });
@@ -122,6 +125,112 @@ builder.queryFields((t) => ({
         throw notFound(`No review "${args.reviewCode}"`);
       }
       return review;
+    },
+  }),
+}));
+
+// ── The workflow ────────────────────────────────────────────────────────────────────────────
+const ReviewDecision = builder.enumType("ReviewDecision", { values: DECISIONS });
+
+/**
+ * The scope of an action on a review its provider's owner may also take: reviewers, or the agent
+ * whose provider it is. Another agent gets 404, so review codes cannot be probed.
+ */
+async function reviewerOrOwner(ctx: Context, reviewCode: string) {
+  if (ctx.viewer.kind !== "agent") return { reviewer: true };
+  const review = await ctx.db.review.findUnique({
+    where: { reviewCode },
+    select: { provider: { select: { providerCode: true } } },
+  });
+  if (!review || review.provider.providerCode !== ctx.viewer.providerCode) throw notFound(`No review "${reviewCode}"`);
+  return { ownerOf: review.provider.providerCode };
+}
+
+function reviewerSubject(ctx: Context): string {
+  if (ctx.viewer.kind !== "reviewer") throw unauthenticated();
+  return ctx.viewer.subject;
+}
+
+builder.mutationFields((t) => ({
+  assignReview: t.prismaField({
+    type: ReviewRef,
+    description: "Assigns a review (to the caller when no assignee is given); it goes IN_PROGRESS. Reviewers only.",
+    authScopes: { reviewer: true },
+    args: {
+      reviewCode: t.arg.string({ required: true }),
+      assignee: t.arg.string({ description: "A reviewer's subject; the caller when absent" }),
+    },
+    resolve: async (query, _root, args, ctx) => {
+      const subject = reviewerSubject(ctx);
+      await assignReview(ctx.db, args.reviewCode, args.assignee ?? subject, actorOf(ctx.viewer));
+      return ctx.db.review.findUniqueOrThrow({ ...query, where: { reviewCode: args.reviewCode } });
+    },
+  }),
+
+  decideReview: t.prismaField({
+    type: ReviewRef,
+    description:
+      "Approves (optionally setting the trust tier), rejects or requests changes. A note is required to reject or request changes. Reviewers only.",
+    authScopes: { reviewer: true },
+    args: {
+      reviewCode: t.arg.string({ required: true }),
+      decision: t.arg({ type: ReviewDecision, required: true }),
+      note: t.arg.string({ description: "Why; shown to the owner and reviewers only" }),
+      trustTier: t.arg({ type: TrustTier, description: "With APPROVE only" }),
+    },
+    resolve: async (query, _root, args, ctx) => {
+      const subject = reviewerSubject(ctx);
+      await decideReview(ctx.db, { ...args, actor: actorOf(ctx.viewer), reviewer: subject });
+      return ctx.db.review.findUniqueOrThrow({ ...query, where: { reviewCode: args.reviewCode } });
+    },
+  }),
+
+  commentOnReview: t.prismaField({
+    type: "ReviewEvent",
+    description: "Adds a note to a review's timeline: reviewers, or the owner of its provider.",
+    authScopes: (_root, args, ctx) => reviewerOrOwner(ctx, args.reviewCode),
+    args: { reviewCode: t.arg.string({ required: true }), note: t.arg.string({ required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const id = await commentOnReview(ctx.db, args.reviewCode, args.note, actorOf(ctx.viewer));
+      return ctx.db.reviewEvent.findUniqueOrThrow({ ...query, where: { id } });
+    },
+  }),
+
+  updateReview: t.prismaField({
+    type: ReviewRef,
+    description: "Changes an active review's priority. Reviewers only.",
+    authScopes: { reviewer: true },
+    args: {
+      reviewCode: t.arg.string({ required: true }),
+      priority: t.arg({ type: ReviewPriority, required: true }),
+    },
+    resolve: async (query, _root, args, ctx) => {
+      await setReviewPriority(ctx.db, args.reviewCode, args.priority, actorOf(ctx.viewer));
+      return ctx.db.review.findUniqueOrThrow({ ...query, where: { reviewCode: args.reviewCode } });
+    },
+  }),
+
+  suspendProvider: t.prismaField({
+    type: ProviderRef,
+    description:
+      "Suspends an approved provider: every token is revoked at once and it leaves the directory. Reviewers only.",
+    authScopes: { reviewer: true },
+    args: { providerCode: t.arg.string({ required: true }), note: t.arg.string({ required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      await moderateProvider(ctx.db, { ...args, action: "suspend", actor: actorOf(ctx.viewer) });
+      return ctx.db.provider.findUniqueOrThrow({ ...query, where: { providerCode: args.providerCode } });
+    },
+  }),
+
+  reinstateProvider: t.prismaField({
+    type: ProviderRef,
+    description:
+      "Reinstates a suspended provider as APPROVED. Its old tokens stay revoked: a reviewer issues a new one (issueToken). Reviewers only.",
+    authScopes: { reviewer: true },
+    args: { providerCode: t.arg.string({ required: true }), note: t.arg.string() },
+    resolve: async (query, _root, args, ctx) => {
+      await moderateProvider(ctx.db, { ...args, action: "reinstate", actor: actorOf(ctx.viewer) });
+      return ctx.db.provider.findUniqueOrThrow({ ...query, where: { providerCode: args.providerCode } });
     },
   }),
 }));

@@ -1,5 +1,5 @@
 /**
- * The REST surface is an allow-list: the routes of issue #2, and nothing else. A new route fails this
+ * The REST surface is an allow-list: the routes of issues #2 and #3, and nothing else. A new route fails this
  * test until it is added here on purpose (ARCHITECTURE.md, "Habits").
  */
 import { describe, expect, test } from "@jest/globals";
@@ -19,6 +19,13 @@ const ALLOWED = [
   "DELETE /api/v1/providers/:providerCode/tokens/:tokenId",
   "GET /api/v1/reviews/queue",
   "GET /api/v1/reviews/:reviewCode",
+  // The review workflow (#3).
+  "PATCH /api/v1/reviews/:reviewCode",
+  "POST /api/v1/reviews/:reviewCode/assign",
+  "POST /api/v1/reviews/:reviewCode/decision",
+  "POST /api/v1/reviews/:reviewCode/comments",
+  "POST /api/v1/providers/:providerCode/suspend",
+  "POST /api/v1/providers/:providerCode/reinstate",
 ].sort();
 
 describe("the REST allow-list", () => {

@@ -78,7 +78,7 @@ describe("POST /api/v1/providers/{providerCode}/tokens", () => {
     expect(await activeTokens(created.providerCode)).toBe(1);
   });
 
-  test("anonymous: 401; another agent: 403 or 404; a reviewer: 403", async () => {
+  test("anonymous: 401; another agent: 403 or 404; a reviewer may issue one (access after reinstatement)", async () => {
     const target = await intake();
     await approve(target.providerCode);
     const hidden = await intake({ visibility: "PRIVATE" });
@@ -87,8 +87,10 @@ describe("POST /api/v1/providers/{providerCode}/tokens", () => {
     expectProblem(anonymous, 401, "UNAUTHENTICATED");
     expectProblem(await issue(target.providerCode, other.accessToken), 403, "FORBIDDEN");
     expectProblem(await issue(hidden.providerCode, other.accessToken), 404, "NOT_FOUND");
-    expectProblem(await issue(target.providerCode, await reviewerToken()), 403, "FORBIDDEN");
     expect(await activeTokens(target.providerCode)).toBe(1);
+    const byReviewer = await issue(target.providerCode, await reviewerToken());
+    expect(byReviewer.status).toBe(201);
+    expect(await activeTokens(target.providerCode)).toBe(2);
     expect(await activeTokens(hidden.providerCode)).toBe(1);
   });
 });
