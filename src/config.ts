@@ -14,6 +14,12 @@ export interface Config {
   reviewerJwksUrl: string | undefined;
   reviewerJwtIssuer: string;
   reviewerJwtAudience: string;
+  /**
+   * Tuning of the reviewer JWKS client in milliseconds (fetch timeout, cooldown before an unknown
+   * `kid` may trigger a re-fetch, cache lifetime). Not read from the environment: the defaults of
+   * `JWKS_DEFAULTS` (reviewer.jwt.ts) suit production; tests shorten them.
+   */
+  reviewerJwks?: { timeoutMs?: number; cooldownMs?: number; cacheMaxAgeMs?: number };
   /** Public base URL used in the service description; derived from the request when unset. */
   publicUrl: string | undefined;
   logLevel: "silent" | "info";

@@ -1,7 +1,8 @@
 /**
  * Reviewer tokens are JWTs verified with jose: algorithms pinned, `iss`, `aud`, `exp` and `sub`
- * required, and a `roles` claim that contains `reviewer` or `admin`. Keys come from a shared
- * secret (HS256) or a JWKS URL (asymmetric algorithms only, keys picked by `kid`).
+ * (a non-empty string) required, and a `roles` claim that contains `reviewer` or `admin`. Keys come
+ * from a shared secret (HS256) or a JWKS URL (asymmetric algorithms only, keys picked by `kid`).
+ * No clock tolerance: an expired token is refused the second it expires.
  */
 import { createRemoteJWKSet, type JWTPayload, jwtVerify, SignJWT } from "jose";
 import type { Config } from "../config.ts";
@@ -14,6 +15,14 @@ export interface ReviewerClaims {
   roles: string[];
 }
 
+/**
+ * How the JWKS is fetched and cached, in milliseconds (jose's createRemoteJWKSet). The fetch always
+ * has a timeout, so an unreachable or hanging JWKS refuses the token (401) instead of holding the
+ * request. A token with a `kid` the cached set lacks triggers a re-fetch, at most once per cooldown:
+ * that is how a rotated-in key is picked up, and how a dropped key stops working.
+ */
+export const JWKS_DEFAULTS = { timeoutMs: 5_000, cooldownMs: 30_000, cacheMaxAgeMs: 10 * 60_000 } as const;
+
 export type ReviewerVerifier = (token: string) => Promise<ReviewerClaims | null>;
 
 /** Builds the verifier for the configured key source; it answers null for any token it refuses. */
@@ -25,7 +34,12 @@ export function reviewerVerifier(config: Config): ReviewerVerifier {
   };
   const verify: (token: string) => Promise<JWTPayload> = config.reviewerJwksUrl
     ? (() => {
-        const jwks = createRemoteJWKSet(new URL(config.reviewerJwksUrl));
+        const tuning = { ...JWKS_DEFAULTS, ...config.reviewerJwks };
+        const jwks = createRemoteJWKSet(new URL(config.reviewerJwksUrl), {
+          timeoutDuration: tuning.timeoutMs,
+          cooldownDuration: tuning.cooldownMs,
+          cacheMaxAge: tuning.cacheMaxAgeMs,
+        });
         return async (token) =>
           (await jwtVerify(token, jwks, { ...options, algorithms: ASYMMETRIC_ALGORITHMS })).payload;
       })()
@@ -42,7 +56,9 @@ export function reviewerVerifier(config: Config): ReviewerVerifier {
       return null;
     }
     const roles = Array.isArray(payload.roles) ? payload.roles.filter((r) => typeof r === "string") : [];
-    if (!payload.sub || !roles.some((r) => (REVIEWER_ROLES as readonly string[]).includes(r))) return null;
+    // jose checks that `sub` is present, not that it is a string: `"sub": 123` would reach the database.
+    if (typeof payload.sub !== "string" || payload.sub === "") return null;
+    if (!roles.some((r) => (REVIEWER_ROLES as readonly string[]).includes(r))) return null;
     return { subject: payload.sub, roles };
   };
 }
