@@ -72,6 +72,8 @@ export interface Move {
   stage?: string;
   /** The timeline event that records the move. */
   event: (typeof TIMELINE_KINDS)[number];
+  /** A second event the move records after `event`: a rejected update also suspends the provider. */
+  also?: (typeof TIMELINE_KINDS)[number];
   /** Every token of the provider is revoked (suspension). */
   revokeTokens?: boolean;
 }
@@ -121,7 +123,16 @@ export function decide({ review, stage }: WorkflowState, decision: Decision): Ou
       return intake
         ? { ok: true, move: { status: "REJECTED", stage: "REJECTED", event: "REJECTED" } }
         : stage === "APPROVED"
-          ? { ok: true, move: { status: "REJECTED", stage: "SUSPENDED", event: "REJECTED", revokeTokens: true } }
+          ? {
+              ok: true,
+              move: {
+                status: "REJECTED",
+                stage: "SUSPENDED",
+                event: "REJECTED",
+                also: "SUSPENDED",
+                revokeTokens: true,
+              },
+            }
           : { ok: true, move: { status: "REJECTED", event: "REJECTED" } };
   }
 }

@@ -67,6 +67,7 @@ export async function applyMove(
       actor,
       note: options.note ?? null,
     },
+    ...(move.also ? [{ providerId: target.providerId, reviewId: review?.id ?? null, kind: move.also, actor }] : []),
   ];
   if (move.revokeTokens) {
     const revoked = await tx.accessToken.updateMany({
