@@ -29,6 +29,7 @@ export const TIMELINE_KINDS = [
   "TOKEN_ISSUED",
   "TOKEN_REVOKED",
   "UPDATE_SUBMITTED",
+  "PRIORITY_CHANGED",
 ] as const;
 
 export type ReviewStatus = (typeof REVIEW_STATUSES)[number];

@@ -185,7 +185,7 @@ export async function setReviewPriority(db: Db, reviewCode: string, priority: Pr
     const { review, providerId, state } = await loadReview(tx, reviewCode);
     if (!isActive(review.status))
       throw conflict(`review ${reviewCode} is ${review.status}; only an active review can be reprioritised`);
-    await applyMove(tx, { providerId, stage: state.stage, review }, { event: "COMMENTED" }, actor, {
+    await applyMove(tx, { providerId, stage: state.stage, review }, { event: "PRIORITY_CHANGED" }, actor, {
       note: `priority set to ${priority}`,
       review: { priority, priorityRank: priorityRank(priority) },
     });

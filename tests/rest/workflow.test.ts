@@ -588,6 +588,9 @@ describe("PATCH /api/v1/reviews/{reviewCode}", () => {
       priority: "LOW",
       status: "IN_PROGRESS",
     });
+    const events = await timeline(created.providerCode, rv);
+    expect(kinds(events).filter((k) => k === "PRIORITY_CHANGED")).toHaveLength(2);
+    expect(events.at(-1)).toMatchObject({ kind: "PRIORITY_CHANGED", note: "priority set to LOW" });
   });
 
   test.each([
