@@ -3,7 +3,20 @@ import { dirname, resolve } from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaClient } from "./generated/prisma/client.ts";
 
+/**
+ * The database client. Both dialects' clients are generated from the one model, so they have the
+ * same API; the SQLite client's type stands for both.
+ */
 export type Db = InstanceType<typeof PrismaClient>;
+
+export type Dialect = "sqlite" | "postgresql";
+
+/** The dialect a DATABASE_URL names: `file:` is SQLite, `postgres(ql)://` is PostgreSQL. */
+export function dialectOf(databaseUrl: string): Dialect {
+  if (databaseUrl.startsWith("file:")) return "sqlite";
+  if (/^postgres(?:ql)?:\/\//.test(databaseUrl)) return "postgresql";
+  throw new Error(`Unsupported DATABASE_URL "${databaseUrl.split(":")[0]}:…" (expected file:… or postgresql://…)`);
+}
 
 /** The path of an SQLite `file:` URL, resolved against the working directory. */
 export function sqlitePath(url: string): string {
@@ -12,16 +25,19 @@ export function sqlitePath(url: string): string {
 }
 
 /**
- * Opens the PrismaClient for the configured database. SQLite is the embedded default: its folder
- * is created on first start, and the connection runs in WAL mode with a busy timeout so readers
- * never block the writer.
+ * Opens the PrismaClient for the configured database. SQLite is the embedded default: its folder is
+ * created on first start, with a busy timeout so a writer waits rather than fails. PostgreSQL goes
+ * through @prisma/adapter-pg and its connection pool.
  */
-export function openDb(databaseUrl: string): Db {
-  if (!databaseUrl.startsWith("file:")) {
-    throw new Error(`Unsupported DATABASE_URL "${databaseUrl.split(":")[0]}:…" (expected file:…)`);
+export async function openDb(databaseUrl: string): Promise<Db> {
+  if (dialectOf(databaseUrl) === "postgresql") {
+    const [{ PrismaPg }, { PrismaClient: PgClient }] = await Promise.all([
+      import("@prisma/adapter-pg"),
+      import("./generated/prisma-pg/client.ts"),
+    ]);
+    return new PgClient({ adapter: new PrismaPg({ connectionString: databaseUrl }) }) as unknown as Db;
   }
   const path = sqlitePath(databaseUrl);
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  const adapter = new PrismaBetterSqlite3({ url: path, timeout: 5000 });
-  return new PrismaClient({ adapter });
+  return new PrismaClient({ adapter: new PrismaBetterSqlite3({ url: path, timeout: 5000 }) });
 }

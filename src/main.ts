@@ -10,7 +10,7 @@ import { createApp } from "./yoga.ts";
 
 const config = loadConfig();
 await migrate(config.databaseUrl);
-const db = openDb(config.databaseUrl);
+const db = await openDb(config.databaseUrl);
 const state = { draining: false };
 const app = createApp(config, db, state);
 const server = createServer(app);

@@ -1,12 +1,16 @@
-/** One migrated SQLite database for the run; each test file builds its own data in it. */
+/**
+ * One migrated database for the run; each test file builds its own data in it. By default a fresh
+ * SQLite file; with TEST_DATABASE_URL=postgresql://… the given (throwaway) PostgreSQL database,
+ * which .ci/run creates and drops around the run.
+ */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrate } from "../src/db.migrate.ts";
 
 export default async function globalSetup() {
-  const dir = mkdtempSync(join(tmpdir(), "agent-registry-test-"));
-  process.env.DATABASE_URL = `file:${join(dir, "test.db")}`;
   process.env.NODE_ENV = "test";
+  process.env.DATABASE_URL =
+    process.env.TEST_DATABASE_URL || `file:${join(mkdtempSync(join(tmpdir(), "agent-registry-test-")), "test.db")}`;
   await migrate(process.env.DATABASE_URL);
 }

@@ -5,11 +5,11 @@
 import { randomBytes } from "node:crypto";
 import { signReviewerToken } from "../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../src/config.ts";
-import { openDb } from "../src/db.ts";
+import { dialectOf, openDb } from "../src/db.ts";
 import { createApp } from "../src/yoga.ts";
 
 export const config = loadConfig({ ...process.env, NODE_ENV: "test" });
-export const db = openDb(config.databaseUrl);
+export const db = await openDb(config.databaseUrl);
 export const app = createApp(config, db);
 
 export interface Answer {
@@ -133,4 +133,13 @@ export function gqlCodes(answer: Answer): string[] {
 /** How many version rows a provider has. */
 export async function versionCount(providerCode: string): Promise<number> {
   return db.providerVersion.count({ where: { provider: { providerCode } } });
+}
+
+/** The tables of the run's database, whichever the dialect. */
+export async function tableNames(): Promise<{ name: string }[]> {
+  return dialectOf(config.databaseUrl) === "postgresql"
+    ? db.$queryRawUnsafe(
+        "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
+      )
+    : db.$queryRawUnsafe("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
 }

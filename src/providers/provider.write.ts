@@ -40,14 +40,16 @@ function isUniqueViolation(error: unknown): error is Prisma.PrismaClientKnownReq
 }
 
 /**
- * The columns of a unique violation. Through a driver adapter Prisma leaves `meta.target` unset and
- * names them in `meta.driverAdapterError.cause.constraint.fields` instead.
+ * The columns (or index) of a unique violation. Through a driver adapter Prisma leaves `meta.target`
+ * unset: SQLite names the columns in `driverAdapterError.cause.constraint.fields`, PostgreSQL the
+ * index (`providers_providerCode_key`) in `constraint.index`.
  */
 function violatedFields(error: Prisma.PrismaClientKnownRequestError): string[] {
   const meta = error.meta as
-    | { target?: unknown; driverAdapterError?: { cause?: { constraint?: { fields?: unknown } } } }
+    | { target?: unknown; driverAdapterError?: { cause?: { constraint?: { fields?: unknown; index?: unknown } } } }
     | undefined;
-  const fields = meta?.driverAdapterError?.cause?.constraint?.fields ?? meta?.target;
+  const constraint = meta?.driverAdapterError?.cause?.constraint;
+  const fields = constraint?.fields ?? constraint?.index ?? meta?.target;
   if (Array.isArray(fields)) return fields.map(String);
   return typeof fields === "string" ? [fields] : [];
 }

@@ -1,7 +1,7 @@
 /** Token issue, rotation and revocation through /api/v1, and that no plaintext token is ever stored. */
 import { createHash } from "node:crypto";
 import { describe, expect, test } from "@jest/globals";
-import { approve, call, db, expectProblem, intake, reviewerToken } from "../helpers.ts";
+import { approve, call, db, expectProblem, intake, reviewerToken, tableNames } from "../helpers.ts";
 
 const issue = (providerCode: string, token: string, body: Record<string, unknown> = {}) =>
   call("POST", `/api/v1/providers/${providerCode}/tokens`, { token, body });
@@ -163,9 +163,7 @@ describe("storage", () => {
     // The part after the prefix is what must never be stored, in whole or as its random body.
     const bodies = secrets.map((s) => s.slice(4, 36));
 
-    const tables = await db.$queryRawUnsafe<{ name: string }[]>(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
-    );
+    const tables = await tableNames();
     expect(tables.map((t) => t.name)).toEqual(
       expect.arrayContaining(["providers", "provider_versions", "reviews", "review_events", "access_tokens"]),
     );
