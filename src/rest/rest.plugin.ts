@@ -15,7 +15,7 @@ import {
   isScalarType,
 } from "graphql";
 import type { Plugin } from "graphql-yoga";
-import { apiError, badInput, type FieldError, notFound } from "../errors.ts";
+import { apiError, badInput, type FieldError, notFound, unauthenticated } from "../errors.ts";
 import { READ_ONLY_FIELDS } from "../providers/provider.rules.ts";
 import { problemResponse, sofaErrorHandler } from "./problem.ts";
 import { matchPath, pathParams, REST_BASE, REST_ROUTES, type RestRoute } from "./rest.routes.ts";
@@ -69,6 +69,11 @@ function routeOf(method: string, path: string): { route: RestRoute; params: Reco
  */
 async function check(schema: GraphQLSchema, request: Request, url: URL): Promise<string[]> {
   const { route } = routeOf(request.method, url.pathname.replace(/\/+$/, "") || "/");
+  // Who is asking comes before what is asked: a protected route without credentials is a 401
+  // whatever its body holds. (Credentials that are sent are verified once, in the viewer plugin.)
+  if (route.auth !== "none" && route.auth !== "optional" && !request.headers.has("authorization")) {
+    throw unauthenticated();
+  }
   const args = argsOf(schema, route);
   const inPath = new Set(pathParams(route.path));
   const names = new Set(args.map((a) => a.name).filter((n) => !inPath.has(n)));
