@@ -135,11 +135,17 @@ export async function versionCount(providerCode: string): Promise<number> {
   return db.providerVersion.count({ where: { provider: { providerCode } } });
 }
 
-/** The tables of the run's database, whichever the dialect. */
+/**
+ * The tables of the run's database, whichever the dialect. On SQLite, ordinary tables only: the
+ * full-text index (the FTS5 virtual table `provider_search` and its shadow tables) holds nothing
+ * but an index of providers columns, which are read in `providers` itself.
+ */
 export async function tableNames(): Promise<{ name: string }[]> {
   return dialectOf(config.databaseUrl) === "postgresql"
     ? db.$queryRawUnsafe(
         "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
       )
-    : db.$queryRawUnsafe("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
+    : db.$queryRawUnsafe(
+        "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite_%'",
+      );
 }

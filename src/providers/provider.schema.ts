@@ -3,6 +3,7 @@
  * REST routes for the same operations are generated from these by SOFA (src/rest/).
  */
 import { builder, type Context } from "../builder.ts";
+import { dialectOf } from "../db.ts";
 import { badInput, notFound } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { decodeCursor, page, pageSize } from "../pagination.ts";
@@ -23,6 +24,7 @@ import {
   validateIntake,
   validatePatch,
 } from "./provider.rules.ts";
+import { searchProviderIds, searchWords } from "./provider.search.ts";
 import { canSee, isPrivileged, listableWhere, shownActor } from "./provider.visibility.ts";
 import { intakeProvider, patchProvider } from "./provider.write.ts";
 
@@ -281,27 +283,6 @@ const ProviderPageRef = builder
   });
 
 // ── Queries ─────────────────────────────────────────────────────────────────────────────────
-/** The words of a search, each to be found in some searchable field. */
-function searchWhere(search: string | null | undefined): Prisma.ProviderWhereInput[] {
-  if (search === null || search === undefined) return [];
-  if (search.length > 200)
-    throw badInput("search must be at most 200 characters", [{ path: "search", message: "at most 200 characters" }]);
-  const words = search
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}._-]+/u)
-    .filter(Boolean)
-    .slice(0, 16);
-  return words.map((word) => ({
-    OR: [
-      { providerCode: { contains: word } },
-      { name: { contains: word } },
-      { summary: { contains: word } },
-      { description: { contains: word } },
-      { labelIndex: { some: { label: { contains: word } } } },
-    ],
-  }));
-}
-
 /** `labels` arrive as a list, each item possibly comma-separated (`?labels=a,b`). */
 function labelList(labels: readonly string[] | null | undefined): string[] {
   return [
@@ -317,9 +298,13 @@ function labelList(labels: readonly string[] | null | undefined): string[] {
 builder.queryFields((t) => ({
   providers: t.field({
     type: ProviderPageRef,
-    description: "Provider summaries the caller may see, most recently updated first; every filter given must hold.",
+    description:
+      "Provider summaries the caller may see, every filter given holding: best match first when searching, else most recently updated first.",
     args: {
-      search: t.arg.string({ description: "Words that must all appear in code, name, summary, description or labels" }),
+      search: t.arg.string({
+        description:
+          "Words that must all appear, as words or word prefixes, in code, name, summary, description or labels (case and accents ignored)",
+      }),
       agentType: t.arg({ type: AgentType }),
       visibility: t.arg({ type: Visibility }),
       trustTier: t.arg({ type: TrustTier }),
@@ -330,28 +315,49 @@ builder.queryFields((t) => ({
     },
     resolve: async (_root, args, ctx) => {
       const limit = pageSize(args.limit);
+      const words = searchWords(args.search);
+      const labels = labelList(args.labels);
+      // The filters, once, for both paths: the caller's visibility rule and every argument given.
+      const filters: Prisma.ProviderWhereInput[] = [
+        listableWhere(ctx.viewer),
+        ...labels.map((label) => ({ labelIndex: { some: { label } } })),
+        ...(args.agentType ? [{ agentType: args.agentType }] : []),
+        ...(args.visibility ? [{ visibility: args.visibility }] : []),
+        ...(args.trustTier ? [{ trustTier: args.trustTier }] : []),
+        ...(args.reviewStage ? [{ reviewStage: args.reviewStage }] : []),
+      ];
+      if (words.length > 0) {
+        // Ranked: the index answers one page of ids, the rows are then read by id in that order.
+        const found = await searchProviderIds(ctx.db, dialectOf(ctx.config.databaseUrl), {
+          words,
+          filters,
+          context: [labels, args.agentType, args.visibility, args.trustTier, args.reviewStage],
+          limit,
+          cursor: args.cursor,
+        });
+        const rows = await ctx.db.provider.findMany({
+          where: { AND: [...filters, { id: { in: found.ids } }] },
+          select: SUMMARY_SELECT,
+        });
+        const byId = new Map(rows.map((r) => [r.id, r]));
+        const items = found.ids.flatMap((id) => byId.get(id) ?? []);
+        return { items, nextCursor: found.nextCursor };
+      }
       const after = decodeCursor(args.cursor, ["string", "number"] as const);
-      const where: Prisma.ProviderWhereInput = {
-        AND: [
-          listableWhere(ctx.viewer),
-          ...searchWhere(args.search),
-          ...labelList(args.labels).map((label) => ({ labelIndex: { some: { label } } })),
-          args.agentType ? { agentType: args.agentType } : {},
-          args.visibility ? { visibility: args.visibility } : {},
-          args.trustTier ? { trustTier: args.trustTier } : {},
-          args.reviewStage ? { reviewStage: args.reviewStage } : {},
-          after
-            ? {
-                OR: [
-                  { updatedAt: { lt: new Date(after[0]) } },
-                  { updatedAt: new Date(after[0]), id: { lt: after[1] } },
-                ],
-              }
-            : {},
-        ],
-      };
       const rows = await ctx.db.provider.findMany({
-        where,
+        where: {
+          AND: [
+            ...filters,
+            after
+              ? {
+                  OR: [
+                    { updatedAt: { lt: new Date(after[0]) } },
+                    { updatedAt: new Date(after[0]), id: { lt: after[1] } },
+                  ],
+                }
+              : {},
+          ],
+        },
         select: SUMMARY_SELECT,
         orderBy: [{ updatedAt: "desc" }, { id: "desc" }],
         take: limit + 1,

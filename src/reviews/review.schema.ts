@@ -3,10 +3,18 @@
  */
 import { actorOf } from "../auth/viewer.plugin.ts";
 import { builder, type Context } from "../builder.ts";
+import { type Dialect, dialectOf } from "../db.ts";
 import { badInput, notFound, unauthenticated } from "../errors.ts";
-import type { Prisma } from "../generated/prisma/client.ts";
+import { Prisma } from "../generated/prisma/client.ts";
 import { decodeCursor, page, pageSize } from "../pagination.ts";
 import { ProviderRef, TrustTier } from "../providers/provider.schema.ts";
+import {
+  providerMatchSql,
+  providersTable,
+  type SqlTable,
+  searchWords,
+  whereSql,
+} from "../providers/provider.search.ts";
 import { ACTIVE_STATUSES, DECISIONS, PRIORITIES, REVIEW_KINDS, REVIEW_STATUSES } from "./review.rules.ts";
 import { assignReview, commentOnReview, decideReview, moderateProvider, setReviewPriority } from "./review.write.ts";
 
@@ -45,22 +53,42 @@ const ReviewPageRef = builder.objectRef<{ items: ReviewRow[]; nextCursor: string
   }),
 });
 
-function queueSearch(search: string | null | undefined): Prisma.ReviewWhereInput[] {
+/**
+ * The queue's search: each whitespace-separated term must match the review code (a prefix,
+ * upper-cased: `rv-ab` finds RV-AB…) or, word by word, the provider's code or name (prefixes, on the
+ * provider full-text index restricted to those two fields). Terms keep only the characters review
+ * codes hold, so nothing of the user's text is a LIKE/GLOB wildcard or reaches the query raw.
+ */
+function queueTerms(search: string | null | undefined): { code: string; words: string[] }[] {
   if (search === null || search === undefined) return [];
-  if (search.length > 200)
-    throw badInput("search must be at most 200 characters", [{ path: "search", message: "at most 200 characters" }]);
+  searchWords(search); // the length rule of every search
   return search
     .split(/\s+/)
     .filter(Boolean)
     .slice(0, 16)
-    .map((word) => ({
-      OR: [
-        { reviewCode: { contains: word.toUpperCase() } },
-        { provider: { providerCode: { contains: word.toLowerCase() } } },
-        { provider: { name: { contains: word } } },
-      ],
-    }));
+    .map((term) => ({ code: term.toUpperCase().replace(/[^A-Z0-9-]+/g, ""), words: searchWords(term) }))
+    .filter((t) => t.code !== "" || t.words.length > 0);
 }
+
+function queueTermSql(dialect: Dialect, term: { code: string; words: string[] }): Prisma.Sql {
+  const parts: Prisma.Sql[] = [];
+  if (term.code !== "")
+    parts.push(
+      dialect === "postgresql"
+        ? Prisma.sql`r."reviewCode" LIKE ${`${term.code}%`}`
+        : // GLOB is case-sensitive and uses the unique index on reviewCode for a constant prefix.
+          Prisma.sql`r."reviewCode" GLOB ${`${term.code}*`}`,
+    );
+  if (term.words.length > 0) parts.push(providerMatchSql(dialect, "p", term.words, "codeAndName"));
+  return Prisma.sql`(${Prisma.join(parts, " OR ")})`;
+}
+
+/** The reviews table as `r` joined to its provider as `p`, for whereSql. */
+const REVIEWS_TABLE: SqlTable = {
+  alias: "r",
+  columns: new Set(["id", "status", "priority", "priorityRank", "assignedTo", "createdAt"]),
+  relations: { provider: (value) => whereSql(value, providersTable("p")) },
+};
 
 builder.queryFields((t) => ({
   // Declared before `review` so that REST matches /reviews/queue before /reviews/{reviewCode}.
@@ -86,29 +114,45 @@ builder.queryFields((t) => ({
         ]);
       }
       const after = decodeCursor(args.cursor, ["number", "string", "number"] as const);
-      const rows = await ctx.db.review.findMany({
-        where: {
-          AND: [
-            { status: args.status ?? { in: [...ACTIVE_STATUSES] } },
-            args.priority ? { priority: args.priority } : {},
-            args.assignedTo ? { assignedTo: args.assignedTo } : {},
-            args.providerCode ? { provider: { providerCode: args.providerCode } } : {},
-            ...queueSearch(args.search),
-            after
-              ? {
+      const where: Prisma.ReviewWhereInput = {
+        AND: [
+          { status: args.status ?? { in: [...ACTIVE_STATUSES] } },
+          ...(args.priority ? [{ priority: args.priority }] : []),
+          ...(args.assignedTo ? [{ assignedTo: args.assignedTo }] : []),
+          ...(args.providerCode ? [{ provider: { providerCode: args.providerCode } }] : []),
+          ...(after
+            ? [
+                {
                   OR: [
                     { priorityRank: { gt: after[0] } },
                     { priorityRank: after[0], createdAt: { gt: new Date(after[1]) } },
                     { priorityRank: after[0], createdAt: new Date(after[1]), id: { gt: after[2] } },
                   ],
-                }
-              : {},
-          ],
-        },
-        include: { provider: { select: { providerCode: true, name: true } } },
-        orderBy: [{ priorityRank: "asc" }, { createdAt: "asc" }, { id: "asc" }],
-        take: limit + 1,
-      });
+                },
+              ]
+            : []),
+        ],
+      };
+      const include = { provider: { select: { providerCode: true, name: true } } } as const;
+      const orderBy = [{ priorityRank: "asc" }, { createdAt: "asc" }, { id: "asc" }] as const;
+      const terms = queueTerms(args.search);
+      let rows: ReviewRow[];
+      if (terms.length > 0) {
+        // The same filters and order in SQL, plus the search on the index; then the rows by id.
+        const dialect = dialectOf(ctx.config.databaseUrl);
+        const found = await ctx.db.$queryRaw<{ id: number }[]>`
+          SELECT r."id" FROM "reviews" AS r JOIN "providers" AS p ON p."id" = r."providerId"
+          WHERE ${whereSql(where, REVIEWS_TABLE)} AND ${Prisma.join(
+            terms.map((term) => queueTermSql(dialect, term)),
+            " AND ",
+          )}
+          ORDER BY r."priorityRank" ASC, r."createdAt" ASC, r."id" ASC
+          LIMIT ${limit + 1}`;
+        const ids = found.map((f) => Number(f.id));
+        rows = await ctx.db.review.findMany({ where: { id: { in: ids } }, include, orderBy: [...orderBy] });
+      } else {
+        rows = await ctx.db.review.findMany({ where, include, orderBy: [...orderBy], take: limit + 1 });
+      }
       return page(rows, limit, (r) => [r.priorityRank, r.createdAt.toISOString(), r.id]);
     },
   }),

@@ -1,0 +1,228 @@
+/**
+ * Full-text search over providers (API.md §4 "Lists"), on the index the database keeps itself
+ * (prisma/migrations/<dialect>/20261121020000_search):
+ *
+ * - SQLite: the FTS5 table `provider_search` (rowid = providers.id; columns providerCode, name,
+ *   labels, summary, description; tokenizer unicode61 remove_diacritics 2), ranked by bm25() with
+ *   column weights.
+ * - PostgreSQL: the generated column providers."searchVector" (weights A code/name, B labels,
+ *   C summary, D description) with its GIN index, ranked by ts_rank_cd().
+ *
+ * User text never reaches either query language: it is cut into words of letters and digits only
+ * (the same split both tokenizers make), and each word becomes a quoted prefix term (`"rout"*` for
+ * FTS5, `rout:*` for to_tsquery), all of which must match. Values are bound parameters.
+ *
+ * Filters are given as the same Prisma `where` objects the non-search path uses (the visibility
+ * rule comes from listableWhere, never restated here) and turned into SQL by `whereSql`, so they
+ * apply BEFORE the page is cut: a page is never short because of filtering.
+ */
+import { createHash } from "node:crypto";
+import type { Db, Dialect } from "../db.ts";
+import { badInput } from "../errors.ts";
+import { Prisma } from "../generated/prisma/client.ts";
+import { decodeCursor, encodeCursor } from "../pagination.ts";
+
+export const MAX_SEARCH_LENGTH = 200;
+const MAX_WORDS = 16;
+
+/**
+ * The words of a search: runs of letters and digits, lower-cased (NFC first, so a decomposed `é`
+ * stays one letter). Everything else — spaces, `- . _`, quotes, `* ( ) : & | !` — only separates
+ * words, exactly as the FTS5 unicode61 tokenizer and provider_search_text() treat the indexed text.
+ * An empty list means "no search". More than 200 characters is a 400 naming `search`.
+ */
+export function searchWords(search: string | null | undefined): string[] {
+  if (search === null || search === undefined) return [];
+  if (search.length > MAX_SEARCH_LENGTH)
+    throw badInput(`search must be at most ${MAX_SEARCH_LENGTH} characters`, [
+      { path: "search", message: `at most ${MAX_SEARCH_LENGTH} characters` },
+    ]);
+  const words = search
+    .normalize("NFC")
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
+  return [...new Set(words)].slice(0, MAX_WORDS);
+}
+
+/** Which indexed fields a match may use: all of them, or only code and name (the review queue). */
+export type SearchScope = "all" | "codeAndName";
+
+/** An FTS5 MATCH expression: every word a quoted prefix term, all required. */
+export function ftsMatch(words: readonly string[], scope: SearchScope): string {
+  const terms = words.map((w) => `"${w.replaceAll('"', '""')}"*`).join(" AND ");
+  return scope === "all" ? terms : `{providerCode name} : (${terms})`;
+}
+
+/**
+ * The text of a to_tsquery('simple', …): every word a prefix term, all required; `A` restricts a
+ * term to weight A (code and name). Words hold letters and digits only, so nothing in them is
+ * tsquery syntax; the SQL folds accents with provider_search_fold() as the column does.
+ */
+export function tsQuery(words: readonly string[], scope: SearchScope): string {
+  return words.map((w) => `${w}:*${scope === "all" ? "" : "A"}`).join(" & ");
+}
+
+/** A condition on a providers row aliased `alias`: it matches every word (prefix) in the scope. */
+export function providerMatchSql(dialect: Dialect, alias: string, words: readonly string[], scope: SearchScope) {
+  const p = Prisma.raw(`"${alias}"`);
+  return dialect === "postgresql"
+    ? Prisma.sql`${p}."searchVector" @@ to_tsquery('simple', provider_search_fold(${tsQuery(words, scope)}))`
+    : Prisma.sql`${p}."id" IN (SELECT "rowid" FROM "provider_search" WHERE "provider_search" MATCH ${ftsMatch(words, scope)})`;
+}
+
+// ── Prisma `where` → SQL ────────────────────────────────────────────────────────────────────
+/** A table a `where` can be turned into SQL for: its alias, scalar columns and relation filters. */
+export interface SqlTable {
+  alias: string;
+  columns: ReadonlySet<string>;
+  relations: Record<string, (value: unknown, alias: string) => Prisma.Sql>;
+}
+
+type Scalar = string | number | Date;
+const isScalar = (v: unknown): v is Scalar => typeof v === "string" || typeof v === "number" || v instanceof Date;
+
+function unsupported(what: string): never {
+  // A programming error (a filter shape this translation does not know), not a caller's mistake.
+  throw new Error(`provider.search: cannot express ${what} in SQL`);
+}
+
+/**
+ * The SQL of a Prisma `where` for the shapes the lists use: AND, OR, NOT, a scalar column equal to
+ * a value or compared with `equals in gt gte lt lte`, and the table's relation filters. Any other
+ * shape throws rather than being ignored, so a change to listableWhere that this cannot express
+ * fails loudly (and in the tests) instead of widening what a caller sees.
+ */
+export function whereSql(where: unknown, table: SqlTable): Prisma.Sql {
+  if (where === null || typeof where !== "object" || Array.isArray(where)) unsupported("a non-object where");
+  const parts: Prisma.Sql[] = [];
+  for (const [key, value] of Object.entries(where)) {
+    if (value === undefined) unsupported(`undefined at ${key}`);
+    if (key === "AND" || key === "OR") {
+      const list = (Array.isArray(value) ? value : [value]).map((w) => whereSql(w, table));
+      if (key === "AND") parts.push(list.length ? Prisma.sql`(${Prisma.join(list, " AND ")})` : Prisma.sql`1=1`);
+      else parts.push(list.length ? Prisma.sql`(${Prisma.join(list, " OR ")})` : Prisma.sql`1=0`);
+    } else if (key === "NOT") {
+      const list = (Array.isArray(value) ? value : [value]).map((w) => whereSql(w, table));
+      parts.push(Prisma.sql`NOT (${Prisma.join(list, " AND ")})`);
+    } else if (key in table.relations) {
+      parts.push(table.relations[key]?.(value, table.alias) ?? unsupported(key));
+    } else if (table.columns.has(key)) {
+      parts.push(columnSql(Prisma.raw(`"${table.alias}"."${key}"`), key, value));
+    } else unsupported(`the field ${key}`);
+  }
+  return parts.length ? Prisma.join(parts, " AND ") : Prisma.sql`1=1`;
+}
+
+function columnSql(column: Prisma.Sql, key: string, value: unknown): Prisma.Sql {
+  if (isScalar(value)) return Prisma.sql`${column} = ${value}`;
+  if (value === null || typeof value !== "object") unsupported(`the value of ${key}`);
+  const parts = Object.entries(value).map(([op, v]) => {
+    if (op === "in" && Array.isArray(v) && v.every(isScalar))
+      return v.length ? Prisma.sql`${column} IN (${Prisma.join(v)})` : Prisma.sql`1=0`;
+    if (!isScalar(v)) return unsupported(`${key}.${op}`);
+    switch (op) {
+      case "equals":
+        return Prisma.sql`${column} = ${v}`;
+      case "gt":
+        return Prisma.sql`${column} > ${v}`;
+      case "gte":
+        return Prisma.sql`${column} >= ${v}`;
+      case "lt":
+        return Prisma.sql`${column} < ${v}`;
+      case "lte":
+        return Prisma.sql`${column} <= ${v}`;
+      default:
+        return unsupported(`${key}.${op}`);
+    }
+  });
+  return parts.length ? Prisma.join(parts, " AND ") : Prisma.sql`1=1`;
+}
+
+/** The providers table as `p`; `labelIndex: { some: { label } }` is the labels-all-of filter. */
+export function providersTable(alias = "p"): SqlTable {
+  return {
+    alias,
+    columns: new Set(["id", "providerCode", "agentType", "visibility", "trustTier", "reviewStage"]),
+    relations: {
+      labelIndex: (value, a) => {
+        const some = (value as { some?: unknown } | null)?.some as Record<string, unknown> | undefined;
+        const label = some?.label;
+        if (
+          Object.keys(value as object).length !== 1 ||
+          Object.keys(some ?? {}).length !== 1 ||
+          typeof label !== "string"
+        )
+          unsupported("this labelIndex filter");
+        return Prisma.sql`EXISTS (SELECT 1 FROM "provider_labels" AS pl WHERE pl."providerId" = ${Prisma.raw(`"${a}"."id"`)} AND pl."label" = ${label})`;
+      },
+    },
+  };
+}
+
+// ── The providers list, searched ────────────────────────────────────────────────────────────
+/**
+ * Search pages use an OFFSET cursor, `[offset, fingerprint]`, not a keyset on the rank. bm25()
+ * depends on corpus statistics (document count, average lengths, term frequencies across rows),
+ * so a row's score changes whenever any provider is written, and a keyset `(score, id) > last`
+ * would then skip or repeat rows; ranking must also score every match anyway (the best match may
+ * be any of them), so an offset costs no more than a keyset here. With the data unchanged,
+ * consecutive pages neither skip nor repeat (the order is total: rank, then id). While providers
+ * are written between two requests a row may move across a page boundary — the documented price of
+ * ranked results. The fingerprint ties a cursor to its search and filters: reused with another
+ * search it is a 400, like any cursor the list did not issue.
+ */
+export interface SearchRequest {
+  words: readonly string[];
+  /** The filters, as for the Prisma path (listableWhere included); all must hold. */
+  filters: readonly Prisma.ProviderWhereInput[];
+  /** What else identifies this list (its filter arguments), for the cursor's fingerprint. */
+  context: unknown;
+  limit: number;
+  cursor: string | null | undefined;
+}
+
+// bm25 weights in the FTS5 column order: providerCode, name, labels, summary, description.
+const BM25 = Prisma.raw(`bm25("provider_search", 10.0, 10.0, 5.0, 2.0, 1.0)`);
+// ts_rank_cd weights {D, C, B, A}: description, summary, labels, code and name.
+const TS_WEIGHTS = "{0.05, 0.2, 0.5, 1.0}";
+
+/** One page of provider ids matching the search and the filters, best match first, ties by id. */
+export async function searchProviderIds(
+  db: Db,
+  dialect: Dialect,
+  request: SearchRequest,
+): Promise<{ ids: number[]; nextCursor: string | null }> {
+  const fingerprint = createHash("sha256")
+    .update(JSON.stringify([request.words, request.context]))
+    .digest("base64url")
+    .slice(0, 16);
+  const after = decodeCursor(request.cursor, ["number", "string"] as const);
+  if (after && (after[1] !== fingerprint || !Number.isSafeInteger(after[0]) || after[0] < 0)) {
+    throw badInput("cursor is not valid for this search; use the nextCursor of a previous page", [
+      { path: "cursor", message: "not a cursor of this search" },
+    ]);
+  }
+  const offset = after?.[0] ?? 0;
+  const filters = whereSql({ AND: [...request.filters] }, providersTable("p"));
+  const take = request.limit + 1;
+  const rows =
+    dialect === "postgresql"
+      ? await db.$queryRaw<{ id: number }[]>`
+          SELECT p."id"
+          FROM "providers" AS p, to_tsquery('simple', provider_search_fold(${tsQuery(request.words, "all")})) AS q
+          WHERE p."searchVector" @@ q AND ${filters}
+          ORDER BY ts_rank_cd(${TS_WEIGHTS}::float4[], p."searchVector", q) DESC, p."id" DESC
+          LIMIT ${take} OFFSET ${offset}`
+      : await db.$queryRaw<{ id: number }[]>`
+          SELECT p."id"
+          FROM "provider_search" JOIN "providers" AS p ON p."id" = "provider_search"."rowid"
+          WHERE "provider_search" MATCH ${ftsMatch(request.words, "all")} AND ${filters}
+          ORDER BY ${BM25} ASC, p."id" DESC
+          LIMIT ${take} OFFSET ${offset}`;
+  const ids = rows.slice(0, request.limit).map((r) => Number(r.id));
+  return {
+    ids,
+    nextCursor: rows.length > request.limit ? encodeCursor([offset + request.limit, fingerprint]) : null,
+  };
+}
