@@ -29,15 +29,28 @@ export function sqlitePath(url: string): string {
  * created on first start, with a busy timeout so a writer waits rather than fails. PostgreSQL goes
  * through @prisma/adapter-pg and its connection pool.
  */
+/**
+ * Interactive transactions here only await the database, so they are short; under load the wait for
+ * a pooled connection (Prisma's default 2 s) is what runs out first. A busy moment must queue, not
+ * answer 500.
+ */
+const TRANSACTIONS = { maxWait: 10_000, timeout: 15_000 };
+
 export async function openDb(databaseUrl: string): Promise<Db> {
   if (dialectOf(databaseUrl) === "postgresql") {
     const [{ PrismaPg }, { PrismaClient: PgClient }] = await Promise.all([
       import("@prisma/adapter-pg"),
       import("./generated/prisma-pg/client.ts"),
     ]);
-    return new PgClient({ adapter: new PrismaPg({ connectionString: databaseUrl }) }) as unknown as Db;
+    return new PgClient({
+      adapter: new PrismaPg({ connectionString: databaseUrl }),
+      transactionOptions: TRANSACTIONS,
+    }) as unknown as Db;
   }
   const path = sqlitePath(databaseUrl);
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  return new PrismaClient({ adapter: new PrismaBetterSqlite3({ url: path, timeout: 5000 }) });
+  return new PrismaClient({
+    adapter: new PrismaBetterSqlite3({ url: path, timeout: 5000 }),
+    transactionOptions: TRANSACTIONS,
+  });
 }

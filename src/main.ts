@@ -3,6 +3,7 @@
  * SIGTERM (readiness turns 503, requests in flight finish, then the process exits 0).
  */
 import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { loadConfig } from "./config.ts";
 import { migrate } from "./db.migrate.ts";
 import { openDb } from "./db.ts";
@@ -16,7 +17,9 @@ const app = createApp(config, db, state);
 const server = createServer(app);
 
 server.listen(config.port, config.host, () => {
-  console.log(JSON.stringify({ level: "info", msg: "listening", url: `http://${config.host}:${config.port}` }));
+  // The bound port, which differs from the configured one when that is 0 (any free port).
+  const { port } = server.address() as AddressInfo;
+  console.log(JSON.stringify({ level: "info", msg: "listening", url: `http://${config.host}:${port}` }));
 });
 
 const DRAIN_DEADLINE_MS = 10_000;
@@ -25,6 +28,8 @@ function drain(signal: string) {
   state.draining = true;
   console.log(JSON.stringify({ level: "info", msg: "draining", signal }));
   server.close(async () => {
+    // Closes what the app holds (the rate limits' Redis client), then the database.
+    await app.dispose();
     await db.$disconnect();
     process.exit(0);
   });

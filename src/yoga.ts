@@ -12,6 +12,8 @@ import type { Config } from "./config.ts";
 import type { Db } from "./db.ts";
 import { apiError, codeOf, isErrorCode } from "./errors.ts";
 import { useHttpEdge } from "./http.plugin.ts";
+import { credentialGuard, useLimits } from "./limits/limits.plugin.ts";
+import { createLimits, type Limits } from "./limits/rate.limits.ts";
 import { useRest } from "./rest/rest.plugin.ts";
 import { schema } from "./schema.ts";
 import { useTransportRoutes } from "./transport.plugin.ts";
@@ -37,9 +39,22 @@ const useErrorCodes: Plugin = {
   },
 };
 
-export function createApp(config: Config, db: Db, state: AppState = { draining: false }) {
-  const log =
-    config.logLevel === "silent" ? () => {} : (line: Record<string, unknown>) => console.log(JSON.stringify(line));
+/** The JSON line logger of a configuration. */
+function logger(config: Config): (line: Record<string, unknown>) => void {
+  return config.logLevel === "silent" ? () => {} : (line) => console.log(JSON.stringify(line));
+}
+
+/**
+ * The app for a configuration and a database. `limits` defaults to the set the configuration asks
+ * for (off in tests); the app owns it: `app.dispose()` closes its Redis client.
+ */
+export function createApp(
+  config: Config,
+  db: Db,
+  state: AppState = { draining: false },
+  limits: Limits = createLimits(config, logger(config)),
+) {
+  const log = logger(config);
   return createYoga<Record<string, unknown>, Context>({
     schema,
     graphqlEndpoint: "/graphql",
@@ -75,7 +90,8 @@ export function createApp(config: Config, db: Db, state: AppState = { draining: 
     plugins: [
       useHttpEdge({ log }),
       useTransportRoutes({ db, state }),
-      useViewer(db, reviewerVerifier(config)),
+      useViewer(db, reviewerVerifier(config), credentialGuard(limits, config.trustProxy)),
+      useLimits(limits, config.trustProxy),
       ...useRest(),
       useErrorCodes,
     ],

@@ -6,6 +6,7 @@
 import type { Plugin } from "graphql-yoga";
 import type { Db } from "../db.ts";
 import { unauthenticated } from "../errors.ts";
+import type { AddressSource, CredentialGuard } from "../limits/limits.plugin.ts";
 import { hashToken, hasValidChecksum, looksLikeAgentToken } from "./agent.token.ts";
 import type { ReviewerVerifier } from "./reviewer.jwt.ts";
 
@@ -70,10 +71,20 @@ export async function resolveViewer(
   return { kind: "reviewer", subject: claims.subject, roles: claims.roles };
 }
 
-export function useViewer(db: Db, verifyReviewer: ReviewerVerifier): Plugin<{ request: Request; viewer: Viewer }> {
+/**
+ * `guard` (src/limits) counts failed authentications per client address and refuses an address
+ * over its limit before its credentials are verified; requests without credentials skip it.
+ */
+export function useViewer(
+  db: Db,
+  verifyReviewer: ReviewerVerifier,
+  guard?: CredentialGuard,
+): Plugin<{ viewer: Viewer } & AddressSource> {
   return {
     async onContextBuilding({ context, extendContext }) {
-      extendContext({ viewer: await resolveViewer(context.request.headers.get("authorization"), db, verifyReviewer) });
+      const authorization = context.request.headers.get("authorization");
+      const resolve = () => resolveViewer(authorization, db, verifyReviewer);
+      extendContext({ viewer: await (guard && authorization !== null ? guard(context, resolve) : resolve()) });
     },
   };
 }

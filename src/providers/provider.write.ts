@@ -134,23 +134,29 @@ export async function patchProvider(
   input: { providerCode: string; patch: Patch; actor: string; ifMatch: number | "*" | null | undefined },
 ): Promise<number> {
   return db.$transaction(async (tx) => {
-    const row = await tx.provider.findUnique({ where: { providerCode: input.providerCode } });
-    if (!row) throw notFound();
-    if (input.ifMatch !== undefined && input.ifMatch !== "*" && input.ifMatch !== row.version) {
-      throw apiError("PRECONDITION_FAILED", `If-Match does not match the current version ${row.version}`);
+    // Claim the next version first: the UPDATE takes the row's lock, so concurrent PATCHes of one
+    // provider queue here (on PostgreSQL each replica's, under READ COMMITTED) and each reads the
+    // profile as the one before it left it. A PATCH without If-Match is never refused for a race,
+    // and versions stay 1..n with neither gap nor duplicate.
+    const claimed = await tx.provider.updateMany({
+      where: { providerCode: input.providerCode },
+      data: { version: { increment: 1 } },
+    });
+    if (claimed.count !== 1) throw notFound();
+    const row = await tx.provider.findUniqueOrThrow({ where: { providerCode: input.providerCode } });
+    const version = row.version;
+    const current = version - 1;
+    if (input.ifMatch !== undefined && input.ifMatch !== "*" && input.ifMatch !== current) {
+      throw apiError("PRECONDITION_FAILED", `If-Match does not match the current version ${current}`);
     }
     const before = profileOf(row);
     const after: Profile = { ...before, ...input.patch };
     const changed = changedFields(before, after);
-    const version = row.version + 1;
 
-    const written = await tx.provider.updateMany({
-      where: { id: row.id, version: row.version },
-      data: { ...(columnsOf(input.patch) as Prisma.ProviderUpdateManyMutationInput), version },
+    await tx.provider.updateMany({
+      where: { id: row.id },
+      data: columnsOf(input.patch) as Prisma.ProviderUpdateManyMutationInput,
     });
-    if (written.count !== 1) {
-      throw apiError("PRECONDITION_FAILED", "the profile changed while this update was applied; read it and retry");
-    }
     if (changed.includes("labels")) {
       await tx.providerLabel.deleteMany({ where: { providerId: row.id } });
       await tx.providerLabel.createMany({ data: after.labels.map((label) => ({ providerId: row.id, label })) });

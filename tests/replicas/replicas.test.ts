@@ -1,0 +1,354 @@
+/**
+ * The replica proof (issue #4): two real server processes on one PostgreSQL database with Redis,
+ * written through at once. Every acknowledged write is there exactly once, versions run 1..n without
+ * gap or duplicate, a stale If-Match answers 412, nothing answers 5xx; a write through one replica
+ * is read at once through the other; a rate limit holds across both through Redis.
+ *
+ * It makes its own throwaway database (whatever database the rest of the suite runs on) and needs
+ * PostgreSQL and Redis, which run on every development and CI machine (ARCHITECTURE.md): when they
+ * cannot be reached it fails and says so.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
+import { Redis } from "ioredis";
+import pg from "pg";
+import { migrate } from "../../src/db.migrate.ts";
+import { intakeBody } from "../helpers.ts";
+
+const PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres";
+const REDIS_URL = "redis://127.0.0.1:6379";
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const RUN = randomBytes(5).toString("hex");
+const DATABASE = `replicas_${RUN}`;
+const DATABASE_URL = `postgresql://postgres@127.0.0.1:5432/${DATABASE}`;
+const KEY_PREFIX = `agent-registry-replicas:${RUN}`;
+
+interface Replica {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  /** Log lines at warn or error level, and anything on stderr. */
+  trouble: string[];
+}
+
+const replicas: Replica[] = [];
+let admin: pg.Client | undefined;
+let databaseCreated = false;
+
+/** Starts `node --import tsx src/main.ts` on a free port and waits until it is ready. */
+async function startReplica(name: string, env: Record<string, string>): Promise<Replica> {
+  const { NODE_OPTIONS: _jestOnly, ...inherited } = process.env;
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: ROOT,
+    env: {
+      ...inherited,
+      NODE_ENV: "production",
+      REVIEWER_JWT_SECRET: "replica-test-secret-0123456789-0123456789",
+      HOST: "127.0.0.1",
+      PORT: "0",
+      DATABASE_URL,
+      REDIS_URL,
+      RATE_LIMITS: "off",
+      LOG_LEVEL: "info",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const replica: Replica = { name, url: "", child, trouble: [] };
+  replicas.push(replica);
+  const listening = new Promise<string>((resolve, reject) => {
+    let buffered = "";
+    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+      buffered += chunk;
+      const lines = buffered.split("\n");
+      buffered = lines.pop() ?? "";
+      for (const line of lines) {
+        if (/"level":"(?:warn|error)"/.test(line)) replica.trouble.push(line);
+        const url = /"msg":"listening","url":"([^"]+)"/.exec(line)?.[1];
+        if (url) resolve(url);
+      }
+    });
+    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => replica.trouble.push(chunk));
+    child.once("exit", (code) => reject(new Error(`${name} exited (${code}) before listening: ${replica.trouble}`)));
+  });
+  replica.url = await listening;
+  for (let i = 0; ; i++) {
+    const ready = await fetch(`${replica.url}/ready`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ready) return replica;
+    if (i > 100) throw new Error(`${name} never became ready`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** SIGTERM (the drain), then SIGKILL if it has not exited within 5 s. */
+async function stop(replica: Replica): Promise<number | null> {
+  const { child } = replica;
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+  const code = await exited;
+  clearTimeout(timer);
+  return code;
+}
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+async function request(
+  replica: Replica,
+  method: string,
+  path: string,
+  options: { body?: unknown; token?: string; headers?: Record<string, string> } = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  if (options.body !== undefined) headers["content-type"] = "application/json";
+  const res = await fetch(`${replica.url}${path}`, {
+    method,
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {}
+  return { status: res.status, headers: res.headers, body };
+}
+
+/** Runs the tasks with at most `limit` in flight. */
+async function pool<T>(tasks: (() => Promise<T>)[], limit: number): Promise<T[]> {
+  const results: T[] = new Array(tasks.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, tasks.length) }, async () => {
+      while (next < tasks.length) {
+        const i = next++;
+        results[i] = await (tasks[i] as () => Promise<T>)();
+      }
+    }),
+  );
+  return results;
+}
+
+function shuffle<T>(items: T[]): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [items[i], items[j]] = [items[j] as T, items[i] as T];
+  }
+  return items;
+}
+
+const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)] as T;
+
+beforeAll(async () => {
+  admin = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await admin.connect();
+  } catch (error) {
+    admin = undefined;
+    throw new Error(
+      `PostgreSQL must run at ${PG_ADMIN_URL} for the replica test (ARCHITECTURE.md: it runs on every development and CI machine): ${(error as Error).message}`,
+    );
+  }
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (error) {
+    throw new Error(
+      `Redis must run at ${REDIS_URL} for the replica test (ARCHITECTURE.md: it runs on every development and CI machine): ${(error as Error).message}`,
+    );
+  } finally {
+    redis.disconnect();
+  }
+  await admin.query(`CREATE DATABASE "${DATABASE}"`);
+  databaseCreated = true;
+  await migrate(DATABASE_URL);
+}, 30_000);
+
+afterAll(async () => {
+  await Promise.all(replicas.map(stop));
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 1 });
+  await redis
+    .connect()
+    .then(async () => {
+      const keys = await redis.keys(`${KEY_PREFIX}*`);
+      if (keys.length) await redis.del(...keys);
+    })
+    .catch(() => {})
+    .finally(() => redis.disconnect());
+  if (admin) {
+    if (databaseCreated) await admin.query(`DROP DATABASE IF EXISTS "${DATABASE}" WITH (FORCE)`);
+    await admin.end();
+  }
+}, 30_000);
+
+describe("two replicas on one PostgreSQL database", () => {
+  let a: Replica;
+  let b: Replica;
+  /** Each provider made through the replicas: its code, token and the summaries acknowledged for it. */
+  const made: { code: string; token: string; acknowledged: string[]; refused: string[] }[] = [];
+
+  beforeAll(async () => {
+    [a, b] = await Promise.all([startReplica("A", {}), startReplica("B", {})]);
+  }, 30_000);
+
+  test("concurrent intakes and PATCHes through both: every acknowledged write once, versions 1..n, no 5xx", async () => {
+    const PROVIDERS = 40;
+    const PATCHES = 8;
+    const both = [a, b] as const;
+    const started = performance.now();
+
+    const intakes = await pool(
+      Array.from(
+        { length: PROVIDERS },
+        () => () => request(pick(both), "POST", "/api/v1/providers", { body: intakeBody() }),
+      ),
+      32,
+    );
+    expect(intakes.map((r) => r.status)).toEqual(Array(PROVIDERS).fill(201));
+    for (const r of intakes) {
+      made.push({ code: r.body.providerCode, token: r.body.accessToken, acknowledged: [], refused: [] });
+    }
+
+    // Every PATCH carries a summary of its own; a quarter send If-Match with the version their
+    // provider was last seen at (which may be stale by the time they land: then 412).
+    const lastSeen = new Map(made.map((p) => [p.code, 1]));
+    const outcomes: { status: number; code: unknown; ifMatch: boolean }[] = [];
+    const patches = shuffle(
+      made.flatMap((p) =>
+        Array.from({ length: PATCHES }, (_, j) => async () => {
+          const summary = `${p.code} write ${j}`;
+          const ifMatch = j % 4 === 3 ? String(lastSeen.get(p.code)) : undefined;
+          const answer = await request(pick(both), "PATCH", `/api/v1/providers/${p.code}`, {
+            body: { summary },
+            token: p.token,
+            headers: ifMatch ? { "if-match": `"${ifMatch}"` } : {},
+          });
+          outcomes.push({ status: answer.status, code: answer.body?.code, ifMatch: ifMatch !== undefined });
+          if (answer.status === 200) {
+            p.acknowledged.push(summary);
+            lastSeen.set(p.code, Math.max(lastSeen.get(p.code) ?? 1, Number(answer.body.version)));
+          } else {
+            p.refused.push(summary);
+          }
+        }),
+      ),
+    );
+    await pool(patches, 32);
+    const seconds = (performance.now() - started) / 1000;
+
+    // Stale on purpose: every provider is past version 1 now.
+    const stale = await pool(
+      made.map(
+        (p) => () =>
+          request(pick(both), "PATCH", `/api/v1/providers/${p.code}`, {
+            body: { summary: `${p.code} stale` },
+            token: p.token,
+            headers: { "if-match": '"1"' },
+          }),
+      ),
+      32,
+    );
+    for (const answer of stale) {
+      expect(answer.status).toBe(412);
+      expect(answer.body.code).toBe("PRECONDITION_FAILED");
+    }
+
+    const counts: Record<string, number> = {};
+    for (const o of outcomes) {
+      const key = `${o.status}${o.ifMatch ? " with If-Match" : ""}`;
+      counts[key] = (counts[key] ?? 0) + 1;
+    }
+    const writes = PROVIDERS + made.reduce((n, p) => n + p.acknowledged.length, 0);
+    console.info(
+      `replicas: ${PROVIDERS} intakes + ${PROVIDERS * PATCHES} PATCHes through 2 replicas in ${seconds.toFixed(2)} s ` +
+        `(${(writes / seconds).toFixed(0)} acknowledged writes/s); PATCH answers ${JSON.stringify(counts)}`,
+    );
+    // A PATCH without If-Match asked for no precondition: it is never refused for a race. One with
+    // If-Match is acknowledged or answers 412; nothing answers 5xx.
+    expect(outcomes.filter((o) => !o.ifMatch && o.status !== 200)).toEqual([]);
+    expect(
+      outcomes.filter(
+        (o) => o.ifMatch && !(o.status === 200 || (o.status === 412 && o.code === "PRECONDITION_FAILED")),
+      ),
+    ).toEqual([]);
+
+    const check = new pg.Client({ connectionString: DATABASE_URL });
+    await check.connect();
+    try {
+      for (const p of made) {
+        const provider = await check.query('SELECT "id", "version" FROM "providers" WHERE "providerCode" = $1', [
+          p.code,
+        ]);
+        expect(provider.rows).toHaveLength(1);
+        const versions = await check.query(
+          `SELECT "version", "snapshot"->>'summary' AS summary FROM "provider_versions"
+            WHERE "providerId" = $1 ORDER BY "version"`,
+          [provider.rows[0].id],
+        );
+        const numbers = versions.rows.map((v) => v.version as number);
+        expect(numbers).toEqual(Array.from({ length: numbers.length }, (_, i) => i + 1));
+        expect(numbers.length - 1).toBe(p.acknowledged.length);
+        expect(provider.rows[0].version).toBe(numbers.length);
+        const summaries = versions.rows.map((v) => v.summary as string);
+        for (const summary of p.acknowledged) expect(summaries.filter((s) => s === summary)).toHaveLength(1);
+        for (const summary of p.refused) expect(summaries).not.toContain(summary);
+        expect(summaries).not.toContain(`${p.code} stale`);
+      }
+    } finally {
+      await check.end();
+    }
+    expect([...a.trouble, ...b.trouble]).toEqual([]);
+  }, 45_000);
+
+  test("a write through one replica is read at once through the other (20 rounds)", async () => {
+    const owner = made[0] ?? { code: "", token: "" };
+    expect(owner.code).not.toBe("");
+    for (let round = 0; round < 20; round++) {
+      const [writer, reader] = round % 2 === 0 ? [a, b] : [b, a];
+      const summary = `read your write ${round}`;
+      const written = await request(writer, "PATCH", `/api/v1/providers/${owner.code}`, {
+        body: { summary },
+        token: owner.token,
+      });
+      expect(written.status).toBe(200);
+      const read = await request(reader, "GET", `/api/v1/providers/${owner.code}`, { token: owner.token });
+      expect(read.status).toBe(200);
+      expect(read.body).toMatchObject({ summary, version: written.body.version });
+    }
+  }, 20_000);
+});
+
+describe("a rate limit across two replica processes (Redis)", () => {
+  test("the combined count trips 429 on either replica", async () => {
+    const env = { RATE_LIMITS: "on", RATE_LIMIT_INTAKE_PER_HOUR: "5", RATE_LIMIT_KEY_PREFIX: KEY_PREFIX };
+    const [a, b] = await Promise.all([startReplica("A2", env), startReplica("B2", env)]);
+    // Both see the client at 127.0.0.1 (no proxy is trusted): 12 intakes at once, split over both.
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => request(i % 2 ? a : b, "POST", "/api/v1/providers", { body: intakeBody() })),
+    );
+    const statuses = answers.map((r) => r.status).sort();
+    expect(statuses).toEqual([...Array(5).fill(201), ...Array(7).fill(429)]);
+    for (const replica of [a, b]) {
+      const refused = await request(replica, "POST", "/api/v1/providers", { body: intakeBody() });
+      expect(refused.status).toBe(429);
+      expect(refused.body.code).toBe("RATE_LIMITED");
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    }
+    // The drain closes the Redis client and exits 0.
+    expect(await stop(a)).toBe(0);
+    expect(await stop(b)).toBe(0);
+    expect([...a.trouble, ...b.trouble]).toEqual([]);
+  }, 30_000);
+});
