@@ -3,6 +3,7 @@
  * (`yoga.fetch`), and builders for test data. Every test makes its own providers with unique codes.
  */
 import { randomBytes } from "node:crypto";
+import { afterAll } from "@jest/globals";
 import { signReviewerToken } from "../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../src/config.ts";
 import { dialectOf, openDb } from "../src/db.ts";
@@ -11,6 +12,11 @@ import { createApp } from "../src/yoga.ts";
 export const config = loadConfig({ ...process.env, NODE_ENV: "test" });
 export const db = await openDb(config.databaseUrl);
 export const app = createApp(config, db);
+
+// Each test file has its own client (its own pool on PostgreSQL): close it so workers exit cleanly.
+afterAll(async () => {
+  await db.$disconnect();
+});
 
 export interface Answer {
   status: number;
