@@ -1069,7 +1069,8 @@ async function postgresWriter(databaseUrl: string): Promise<Writer> {
 
 // ── CLI ───────────────────────────────────────────────────────────────────────────────────────
 
-function parseArgs(argv: string[]): { count: number; databaseUrl: string; seed: number; now?: Date; batch?: number } {
+/** `--name value` and `--name=value` options, by name; throws on anything else or an unknown name. */
+export function parseOptions(argv: string[], known: string[]): Map<string, string> {
   const args = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
     const key = argv[i]!;
@@ -1077,8 +1078,12 @@ function parseArgs(argv: string[]): { count: number; databaseUrl: string; seed: 
     const [name, inline] = key.slice(2).split("=", 2) as [string, string | undefined];
     args.set(name, inline ?? argv[++i] ?? "");
   }
-  const known = new Set(["count", "database-url", "seed", "now", "batch"]);
-  for (const k of args.keys()) if (!known.has(k)) throw new Error(`unknown option --${k}`);
+  for (const k of args.keys()) if (!known.includes(k)) throw new Error(`unknown option --${k}`);
+  return args;
+}
+
+function parseArgs(argv: string[]): { count: number; databaseUrl: string; seed: number; now?: Date; batch?: number } {
+  const args = parseOptions(argv, ["count", "database-url", "seed", "now", "batch"]);
   const count = Number(args.get("count"));
   if (!Number.isInteger(count) || count < 0) throw new Error("--count N (a whole number) is required");
   const now = args.get("now");

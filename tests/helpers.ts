@@ -25,12 +25,20 @@ export interface Answer {
   text: string;
 }
 
+export type App = ReturnType<typeof createApp>;
+
+export interface CallOptions {
+  body?: unknown;
+  token?: string;
+  headers?: Record<string, string>;
+  /** The app to call (default: the shared app of the test configuration). */
+  app?: App;
+  /** The server context handed to `app.fetch` (e.g. a socket with its remote address). */
+  serverContext?: Record<string, unknown>;
+}
+
 /** A REST or transport request; `body` is sent as JSON unless it is a string. */
-export async function call(
-  method: string,
-  path: string,
-  options: { body?: unknown; token?: string; headers?: Record<string, string> } = {},
-): Promise<Answer> {
+export async function call(method: string, path: string, options: CallOptions = {}): Promise<Answer> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   let body: string | undefined;
@@ -38,7 +46,10 @@ export async function call(
     body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
     headers["content-type"] ??= "application/json";
   }
-  const res = await app.fetch(`http://registry.test${path}`, { method, headers, body });
+  const target = options.app ?? app;
+  const url = `http://registry.test${path}`;
+  const init = { method, headers, body };
+  const res = await (options.serverContext ? target.fetch(url, init, options.serverContext) : target.fetch(url, init));
   const text = await res.text();
   let parsed: unknown = text;
   try {
@@ -51,7 +62,7 @@ export async function call(
 export async function gql(
   query: string,
   variables: Record<string, unknown> = {},
-  options: { token?: string; headers?: Record<string, string> } = {},
+  options: Omit<CallOptions, "body"> = {},
 ): Promise<Answer> {
   return call("POST", "/graphql", { body: { query, variables }, ...options });
 }

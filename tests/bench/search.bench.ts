@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { COMMON_LABEL, SEARCH_WORDS, seedSynthetic } from "../../prisma/seed.synthetic.ts";
+import { COMMON_LABEL, parseOptions, SEARCH_WORDS, seedSynthetic } from "../../prisma/seed.synthetic.ts";
 import { loadConfig } from "../../src/config.ts";
 import { migrate } from "../../src/db.migrate.ts";
 import { type Dialect, openDb, sqlitePath } from "../../src/db.ts";
@@ -32,15 +32,7 @@ interface Options {
 }
 
 function parseArgs(argv: string[]): Options {
-  const args = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const key = argv[i]!;
-    if (!key.startsWith("--")) throw new Error(`unexpected argument "${key}"`);
-    const [name, inline] = key.slice(2).split("=", 2) as [string, string | undefined];
-    args.set(name, inline ?? argv[++i] ?? "");
-  }
-  const known = new Set(["dialect", "sizes", "requests", "runs", "warmup", "pg-url"]);
-  for (const k of args.keys()) if (!known.has(k)) throw new Error(`unknown option --${k}`);
+  const args = parseOptions(argv, ["dialect", "sizes", "requests", "runs", "warmup", "pg-url"]);
   const dialect = (args.get("dialect") ?? "sqlite") as Dialect;
   if (dialect !== "sqlite" && dialect !== "postgresql") throw new Error("--dialect is sqlite or postgresql");
   const sizes = (args.get("sizes") ?? "1000,100000,1000000").split(",").map((s) => Number(s.trim()));

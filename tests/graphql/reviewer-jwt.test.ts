@@ -3,66 +3,28 @@
  * `WWW-Authenticate: Bearer` and `extensions.code` UNAUTHENTICATED, the same body whichever the
  * reason, and nothing changed. Shared-secret app and an app keyed by a JWKS on 127.0.0.1.
  */
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { exportJWK, exportSPKI, generateKeyPair, type JWK, SignJWT } from "jose";
+import { exportSPKI, generateKeyPair } from "jose";
 import { createApp } from "../../src/yoga.ts";
 import { type Answer, config, db, gql, gqlCodes, intake, reviewerToken, versionCount } from "../helpers.ts";
+import {
+  claimsFor,
+  encode,
+  type JwksServer,
+  jwksServer,
+  type KeyPair,
+  keyPair,
+  sign,
+  unsigned,
+} from "../jwt.helpers.ts";
 
-const encode = (s: string) => new TextEncoder().encode(s);
 const secret = encode(config.reviewerJwtSecret as string);
+const claims = claimsFor("gql-reviewer", config);
 
 const QUEUE = "query { reviewQueue(limit: 1) { items { reviewCode } } }";
 const ASSIGN = "mutation A($code: String!) { assignReview(reviewCode: $code) { status assignedTo } }";
 const DECIDE = "mutation D($code: String!) { decideReview(reviewCode: $code, decision: APPROVE) { status } }";
 const PATCH = `mutation P($code: String!) { updateProvider(providerCode: $code, name: "Renamed") { name } }`;
-
-function claims(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  const now = Math.floor(Date.now() / 1000);
-  const all: Record<string, unknown> = {
-    sub: "gql-reviewer",
-    iss: config.reviewerJwtIssuer,
-    aud: config.reviewerJwtAudience,
-    iat: now - 10,
-    exp: now + 600,
-    roles: ["reviewer"],
-    ...overrides,
-  };
-  for (const key of Object.keys(all)) if (all[key] === undefined) delete all[key];
-  return all;
-}
-
-function sign(
-  payload: Record<string, unknown>,
-  key: Parameters<SignJWT["sign"]>[0] = secret,
-  header: { alg?: string; kid?: string } = {},
-): Promise<string> {
-  return new SignJWT(payload).setProtectedHeader({ alg: "HS256", typ: "JWT", ...header }).sign(key);
-}
-
-function unsigned(payload: Record<string, unknown>, header: Record<string, unknown> = {}): string {
-  const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
-  return `${part({ alg: "none", typ: "JWT", ...header })}.${part(payload)}.`;
-}
-
-/** A GraphQL request to another app (the JWKS one). */
-async function gqlApp(
-  target: ReturnType<typeof createApp>,
-  query: string,
-  variables: Record<string, unknown>,
-  token?: string,
-): Promise<Answer> {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (token) headers.authorization = `Bearer ${token}`;
-  const res = await target.fetch("http://registry.test/graphql", {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ query, variables }),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: JSON.parse(text), text };
-}
 
 function expectUnauthenticated(answer: Answer): void {
   expect(answer.status).toBe(401);
@@ -91,14 +53,14 @@ describe("reviewer JWTs through /graphql on the shared-secret app", () => {
 
   test.each<[string, () => Promise<string> | string]>([
     ["alg none (made by hand)", () => unsigned(claims())],
-    ["for another audience", () => sign(claims({ aud: "someone-else" }))],
-    ["from another issuer", () => sign(claims({ iss: "https://evil.example.com" }))],
-    ["expired", () => sign(claims({ exp: Math.floor(Date.now() / 1000) - 60 }))],
-    ["without exp", () => sign(claims({ exp: undefined }))],
-    ["without roles", () => sign(claims({ roles: undefined }))],
-    ["with roles lacking reviewer and admin", () => sign(claims({ roles: ["viewer"] }))],
-    ["without sub", () => sign(claims({ sub: undefined }))],
-    ["with a sub that is not a string", () => sign(claims({ sub: 42 }))],
+    ["for another audience", () => sign(claims({ aud: "someone-else" }), secret)],
+    ["from another issuer", () => sign(claims({ iss: "https://evil.example.com" }), secret)],
+    ["expired", () => sign(claims({ exp: Math.floor(Date.now() / 1000) - 60 }), secret)],
+    ["without exp", () => sign(claims({ exp: undefined }), secret)],
+    ["without roles", () => sign(claims({ roles: undefined }), secret)],
+    ["with roles lacking reviewer and admin", () => sign(claims({ roles: ["viewer"] }), secret)],
+    ["without sub", () => sign(claims({ sub: undefined }), secret)],
+    ["with a sub that is not a string", () => sign(claims({ sub: 42 }), secret)],
     ["signed with another secret", () => sign(claims(), encode("another-secret-that-is-long-enough-0123456789"))],
     ["signed with RS256 (algorithm pinned)", () => sign(claims(), rsaPrivate, { alg: "RS256" })],
     ["starting with agr_ (an agent token with a bad checksum)", async () => `agr_${await reviewerToken()}`],
@@ -126,7 +88,11 @@ describe("reviewer JWTs through /graphql on the shared-secret app", () => {
   test("a good token assigns (the check above can fail)", async () => {
     const p = await intake();
     const before = await stateOf(p.reviewCode);
-    const answer = await gql(ASSIGN, { code: p.reviewCode }, { token: await sign(claims({ sub: "gql-good" })) });
+    const answer = await gql(
+      ASSIGN,
+      { code: p.reviewCode },
+      { token: await sign(claims({ sub: "gql-good" }), secret) },
+    );
     expect(answer.body.errors).toBeUndefined();
     expect(answer.body.data.assignReview).toEqual({ status: "IN_PROGRESS", assignedTo: "gql-good" });
     expect((await stateOf(p.reviewCode)).events).toBeGreaterThan(before.events);
@@ -157,45 +123,27 @@ describe("reviewer JWTs through /graphql on the shared-secret app", () => {
 // ── The JWKS app ───────────────────────────────────────────────────────────────────────────────
 
 describe("reviewer JWTs through /graphql on an app keyed by a JWKS URL", () => {
-  let server: Server;
+  let jwks: JwksServer;
   let app: ReturnType<typeof createApp>;
-  let rsa: Awaited<ReturnType<typeof generateKeyPair>>;
-  let ec: Awaited<ReturnType<typeof generateKeyPair>>;
-  let rsaJwk: JWK;
+  let rsa: KeyPair;
+  let ec: KeyPair;
 
   beforeAll(async () => {
-    rsa = await generateKeyPair("RS256", { extractable: true });
-    ec = await generateKeyPair("ES256", { extractable: true });
-    rsaJwk = { ...(await exportJWK(rsa.publicKey)), kid: "gql-rsa", alg: "RS256", use: "sig" };
-    const keys = [rsaJwk, { ...(await exportJWK(ec.publicKey)), kid: "gql-ec", alg: "ES256", use: "sig" }];
-    server = createServer((_req, res) => {
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ keys }));
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const { port } = server.address() as AddressInfo;
+    rsa = await keyPair("RS256", "gql-rsa");
+    ec = await keyPair("ES256", "gql-ec");
+    jwks = await jwksServer([rsa.jwk, ec.jwk]);
     app = createApp(
-      {
-        ...config,
-        reviewerJwksUrl: `http://127.0.0.1:${port}/jwks.json`,
-        reviewerJwtSecret: undefined,
-        reviewerJwks: { cooldownMs: 0 },
-      },
+      { ...config, reviewerJwksUrl: jwks.url, reviewerJwtSecret: undefined, reviewerJwks: { cooldownMs: 0 } },
       db,
     );
   });
-  afterAll(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
+  afterAll(() => jwks.close());
 
   test("RS256 and ES256 tokens with known kids read the queue", async () => {
     const viaRsa = await sign(claims(), rsa.privateKey, { alg: "RS256", kid: "gql-rsa" });
     const viaEc = await sign(claims(), ec.privateKey, { alg: "ES256", kid: "gql-ec" });
     for (const token of [viaRsa, viaEc]) {
-      const answer = await gqlApp(app, QUEUE, {}, token);
+      const answer = await gql(QUEUE, {}, { token, app });
       expect(answer.status).toBe(200);
       expect(answer.body.errors).toBeUndefined();
       expect(Array.isArray(answer.body.data.reviewQueue.items)).toBe(true);
@@ -211,16 +159,16 @@ describe("reviewer JWTs through /graphql on an app keyed by a JWKS URL", () => {
       "HS256 keyed with the RSA public key PEM",
       async () => sign(claims(), encode(await exportSPKI(rsa.publicKey)), { kid: "gql-rsa" }),
     ],
-    ["HS256 keyed with the public JWK's JSON text", () => sign(claims(), encode(JSON.stringify(rsaJwk)))],
-    ["HS256 with the shared secret", () => sign(claims())],
+    ["HS256 keyed with the public JWK's JSON text", () => sign(claims(), encode(JSON.stringify(rsa.jwk)))],
+    ["HS256 with the shared secret", () => sign(claims(), secret)],
     ["alg none", () => unsigned(claims(), { kid: "gql-rsa" })],
   ])("a token %s: 401 UNAUTHENTICATED, nothing changed", async (_what, make) => {
     const token = await make();
     const p = await intake();
     const before = await stateOf(p.reviewCode);
-    const queue = await gqlApp(app, QUEUE, {}, token);
+    const queue = await gql(QUEUE, {}, { token, app });
     expectUnauthenticated(queue);
-    const assign = await gqlApp(app, ASSIGN, { code: p.reviewCode }, token);
+    const assign = await gql(ASSIGN, { code: p.reviewCode }, { token, app });
     expectUnauthenticated(assign);
     expect(assign.text).toBe(queue.text);
     expect(await stateOf(p.reviewCode)).toEqual(before);

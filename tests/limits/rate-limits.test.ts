@@ -10,11 +10,21 @@ import { Redis } from "ioredis";
 import { loadConfig } from "../../src/config.ts";
 import { addressKey, clientAddress } from "../../src/limits/limits.plugin.ts";
 import { createApp } from "../../src/yoga.ts";
-import { type Answer, call, config, db, expectProblem, gqlCodes, intake, intakeBody } from "../helpers.ts";
+import {
+  type Answer,
+  type App,
+  type CallOptions,
+  call,
+  config,
+  db,
+  expectProblem,
+  gqlCodes,
+  intake,
+  intakeBody,
+} from "../helpers.ts";
 
 const REDIS_URL = "redis://127.0.0.1:6379";
 
-type App = ReturnType<typeof createApp>;
 const apps: App[] = [];
 
 /** An app with the limits on; clients are told apart by X-Forwarded-For (TRUST_PROXY=1). */
@@ -46,27 +56,15 @@ function address(): string {
   return `198.51.100.${1 + (randomBytes(1)[0] as number)}`;
 }
 
-async function send(
+/** A request to one of these apps, from `from` as the proxy's X-Forwarded-For tells it. */
+function send(
   app: App,
   method: string,
   path: string,
-  options: { body?: unknown; token?: string; from?: string; serverContext?: Record<string, unknown> } = {},
+  { from, ...options }: Omit<CallOptions, "app" | "headers"> & { from?: string } = {},
 ): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.from) headers["x-forwarded-for"] = `10.9.9.9, ${options.from}`;
-  if (options.body !== undefined) headers["content-type"] = "application/json";
-  const res = await app.fetch(
-    `http://registry.test${path}`,
-    { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) },
-    options.serverContext ?? {},
-  );
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {}
-  return { status: res.status, headers: res.headers, body, text };
+  const headers: Record<string, string> = from ? { "x-forwarded-for": `10.9.9.9, ${from}` } : {};
+  return call(method, path, { ...options, headers, app });
 }
 
 const CREATE = `

@@ -4,69 +4,15 @@
  * by a `node:http` server on 127.0.0.1. Every refusal is a 401 with `WWW-Authenticate: Bearer`, the
  * same body whichever the reason, and nothing changed.
  */
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { exportJWK, exportSPKI, generateKeyPair, type JWK, SignJWT } from "jose";
+import { exportJWK, exportSPKI, generateKeyPair } from "jose";
 import type { Config } from "../../src/config.ts";
 import { createApp } from "../../src/yoga.ts";
 import { type Answer, call, config, db, expectProblem, intake, reviewerToken, versionCount } from "../helpers.ts";
+import { claimsFor, closedPort, encode, type JwksServer, jwksServer, keyPair, sign, unsigned } from "../jwt.helpers.ts";
 
-const encode = (s: string) => new TextEncoder().encode(s);
 const secret = encode(config.reviewerJwtSecret as string);
-
-/** Reviewer claims; a key set to undefined is left out of the token. */
-function claims(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  const now = Math.floor(Date.now() / 1000);
-  const all: Record<string, unknown> = {
-    sub: "jwt-reviewer",
-    iss: config.reviewerJwtIssuer,
-    aud: config.reviewerJwtAudience,
-    iat: now - 10,
-    exp: now + 600,
-    roles: ["reviewer"],
-    ...overrides,
-  };
-  for (const key of Object.keys(all)) if (all[key] === undefined) delete all[key];
-  return all;
-}
-
-function sign(
-  payload: Record<string, unknown>,
-  key: Parameters<SignJWT["sign"]>[0] = secret,
-  header: { alg?: string; kid?: string } = {},
-): Promise<string> {
-  return new SignJWT(payload).setProtectedHeader({ alg: "HS256", typ: "JWT", ...header }).sign(key);
-}
-
-/** An unsigned token made by hand: header `{"alg":"none","typ":"JWT"}`, the payload, an empty signature. */
-function unsigned(payload: Record<string, unknown>, header: Record<string, unknown> = {}): string {
-  const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
-  return `${part({ alg: "none", typ: "JWT", ...header })}.${part(payload)}.`;
-}
-
-/** A request to another app (the JWKS one), shaped like the helpers' `call`. */
-async function callApp(
-  target: ReturnType<typeof createApp>,
-  method: string,
-  path: string,
-  options: { body?: unknown; token?: string } = {},
-): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.body !== undefined) headers["content-type"] = "application/json";
-  const res = await target.fetch(`http://registry.test${path}`, {
-    method,
-    headers,
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {}
-  return { status: res.status, headers: res.headers, body, text };
-}
+const claims = claimsFor("jwt-reviewer", config);
 
 /** What an owner sees of its review and timeline: it must not move when a refused request comes in. */
 async function stateOf(p: { providerCode: string; reviewCode: string; accessToken: string }) {
@@ -100,14 +46,14 @@ describe("reviewer JWTs on the shared-secret (HS256) app", () => {
 
   test.each<[string, () => Promise<string> | string]>([
     ["alg none (unsigned, made by hand)", () => unsigned(claims())],
-    ["for another audience", () => sign(claims({ aud: "someone-else" }))],
-    ["from another issuer", () => sign(claims({ iss: "https://evil.example.com" }))],
-    ["expired", () => sign(claims({ exp: Math.floor(Date.now() / 1000) - 60 }))],
-    ["without exp", () => sign(claims({ exp: undefined }))],
-    ["without roles", () => sign(claims({ roles: undefined }))],
-    ["with roles lacking reviewer and admin", () => sign(claims({ roles: ["viewer", "agent"] }))],
-    ["without sub", () => sign(claims({ sub: undefined }))],
-    ["with a sub that is not a string", () => sign(claims({ sub: 123 }))],
+    ["for another audience", () => sign(claims({ aud: "someone-else" }), secret)],
+    ["from another issuer", () => sign(claims({ iss: "https://evil.example.com" }), secret)],
+    ["expired", () => sign(claims({ exp: Math.floor(Date.now() / 1000) - 60 }), secret)],
+    ["without exp", () => sign(claims({ exp: undefined }), secret)],
+    ["without roles", () => sign(claims({ roles: undefined }), secret)],
+    ["with roles lacking reviewer and admin", () => sign(claims({ roles: ["viewer", "agent"] }), secret)],
+    ["without sub", () => sign(claims({ sub: undefined }), secret)],
+    ["with a sub that is not a string", () => sign(claims({ sub: 123 }), secret)],
     ["signed with another secret", () => sign(claims(), encode("another-secret-that-is-long-enough-0123456789"))],
     ["signed with RS256 (algorithm pinned to HS256)", () => sign(claims(), rsaPrivate, { alg: "RS256", kid: "k1" })],
     ["that is not a JWT", () => "not.a.jwt"],
@@ -140,7 +86,7 @@ describe("reviewer JWTs on the shared-secret (HS256) app", () => {
   test("the same sequence with a good token does change things (the check above can fail)", async () => {
     const p = await intake();
     const before = await stateOf(p);
-    const token = await sign(claims({ sub: "good-reviewer" }));
+    const token = await sign(claims({ sub: "good-reviewer" }), secret);
     const assign = await call("POST", `/api/v1/reviews/${p.reviewCode}/assign`, { token });
     expect(assign.status).toBe(200);
     const after = await stateOf(p);
@@ -154,10 +100,10 @@ describe("reviewer JWTs on the shared-secret (HS256) app", () => {
   test("every reason gives byte-for-byte the same refusal", async () => {
     const tokens = [
       unsigned(claims()),
-      await sign(claims({ aud: "x" })),
-      await sign(claims({ exp: Math.floor(Date.now() / 1000) - 60 })),
-      await sign(claims({ roles: ["viewer"] })),
-      await sign(claims({ sub: undefined })),
+      await sign(claims({ aud: "x" }), secret),
+      await sign(claims({ exp: Math.floor(Date.now() / 1000) - 60 }), secret),
+      await sign(claims({ roles: ["viewer"] }), secret),
+      await sign(claims({ sub: undefined }), secret),
       await sign(claims(), rsaPrivate, { alg: "RS256" }),
       "garbage",
     ];
@@ -218,46 +164,6 @@ describe("agent tokens and reviewer tokens never pass for each other", () => {
 
 // ── The JWKS app ───────────────────────────────────────────────────────────────────────────────
 
-interface JwksServer {
-  url: string;
-  serve(keys: JWK[]): void;
-  fetches(): number;
-  close(): Promise<void>;
-}
-
-async function jwksServer(keys: JWK[]): Promise<JwksServer> {
-  let current = keys;
-  let count = 0;
-  const server: Server = createServer((req, res) => {
-    count++;
-    if (req.url !== "/jwks.json") {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ keys: current }));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/jwks.json`,
-    serve: (next) => {
-      current = next;
-    },
-    fetches: () => count,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-async function keyPair(alg: "RS256" | "ES256", kid: string) {
-  const pair = await generateKeyPair(alg, { extractable: true });
-  const jwk: JWK = { ...(await exportJWK(pair.publicKey)), kid, alg, use: "sig" };
-  return { ...pair, kid, alg, jwk };
-}
-
 /** The test configuration, keyed by a JWKS URL instead of the shared secret. */
 function jwksApp(url: string, reviewerJwks: Config["reviewerJwks"] = {}) {
   return createApp({ ...config, reviewerJwksUrl: url, reviewerJwtSecret: undefined, reviewerJwks }, db);
@@ -280,19 +186,19 @@ describe("reviewer JWTs on an app keyed by a JWKS URL", () => {
 
   test("a valid RS256 token with a known kid: 200 on the queue, and it can assign", async () => {
     const token = await sign(claims({ sub: "rsa-reviewer" }), rsa.privateKey, { alg: "RS256", kid: rsa.kid });
-    const queue = await callApp(app, "GET", "/api/v1/reviews/queue?limit=1", { token });
+    const queue = await call("GET", "/api/v1/reviews/queue?limit=1", { token, app: app });
     expect(queue.status).toBe(200);
     expect(Array.isArray(queue.body.items)).toBe(true);
 
     const p = await intake();
-    const assign = await callApp(app, "POST", `/api/v1/reviews/${p.reviewCode}/assign`, { token });
+    const assign = await call("POST", `/api/v1/reviews/${p.reviewCode}/assign`, { token, app: app });
     expect(assign.status).toBe(200);
     expect(assign.body).toMatchObject({ status: "IN_PROGRESS", assignedTo: "rsa-reviewer" });
   });
 
   test("a valid ES256 token with a known kid: 200 on the queue", async () => {
     const token = await sign(claims({ roles: ["admin"] }), ec.privateKey, { alg: "ES256", kid: ec.kid });
-    const queue = await callApp(app, "GET", "/api/v1/reviews/queue?limit=1", { token });
+    const queue = await call("GET", "/api/v1/reviews/queue?limit=1", { token, app: app });
     expect(queue.status).toBe(200);
   });
 
@@ -321,7 +227,7 @@ describe("reviewer JWTs on an app keyed by a JWKS URL", () => {
       "HS256 keyed with the exported JWK JSON text, without kid",
       async () => sign(claims(), encode(JSON.stringify(await exportJWK(rsa.publicKey)))),
     ],
-    ["HS256 with the shared secret of the test configuration", () => sign(claims())],
+    ["HS256 with the shared secret of the test configuration", () => sign(claims(), secret)],
     ["alg none", () => unsigned(claims(), { kid: rsa.kid })],
     ["RS256 for another audience", () => sign(claims({ aud: "x" }), rsa.privateKey, { alg: "RS256", kid: rsa.kid })],
     [
@@ -336,10 +242,10 @@ describe("reviewer JWTs on an app keyed by a JWKS URL", () => {
     const token = await make();
     const p = await intake();
     const before = await stateOf(p);
-    const referenceQueue = await callApp(app, "GET", "/api/v1/reviews/queue");
-    expectRefusal(await callApp(app, "GET", "/api/v1/reviews/queue", { token }), referenceQueue);
-    const referenceAssign = await callApp(app, "POST", `/api/v1/reviews/${p.reviewCode}/assign`);
-    expectRefusal(await callApp(app, "POST", `/api/v1/reviews/${p.reviewCode}/assign`, { token }), referenceAssign);
+    const referenceQueue = await call("GET", "/api/v1/reviews/queue", { app: app });
+    expectRefusal(await call("GET", "/api/v1/reviews/queue", { token, app: app }), referenceQueue);
+    const referenceAssign = await call("POST", `/api/v1/reviews/${p.reviewCode}/assign`, { app: app });
+    expectRefusal(await call("POST", `/api/v1/reviews/${p.reviewCode}/assign`, { token, app: app }), referenceAssign);
     // The same refusal as the shared-secret app gives.
     expect(referenceQueue.text).toBe((await call("GET", "/api/v1/reviews/queue")).text);
     const after = await stateOf(p);
@@ -349,7 +255,7 @@ describe("reviewer JWTs on an app keyed by a JWKS URL", () => {
 
   test("an agent token is still a 403 on the queue of the JWKS app", async () => {
     const p = await intake();
-    expectProblem(await callApp(app, "GET", "/api/v1/reviews/queue", { token: p.accessToken }), 403, "FORBIDDEN");
+    expectProblem(await call("GET", "/api/v1/reviews/queue", { token: p.accessToken, app: app }), 403, "FORBIDDEN");
   });
 
   test("kid rotation: the new key is picked up, and the dropped key is refused once the cache is refreshed", async () => {
@@ -360,7 +266,7 @@ describe("reviewer JWTs on an app keyed by a JWKS URL", () => {
       const rotating = jwksApp(server.url, { cooldownMs: 0 });
       const oldToken = await sign(claims({ sub: "old-key" }), old.privateKey, { alg: "RS256", kid: old.kid });
       const newToken = await sign(claims({ sub: "new-key" }), next.privateKey, { alg: "ES256", kid: next.kid });
-      const queue = (token: string) => callApp(rotating, "GET", "/api/v1/reviews/queue?limit=1", { token });
+      const queue = (token: string) => call("GET", "/api/v1/reviews/queue?limit=1", { token, app: rotating });
 
       expect((await queue(oldToken)).status).toBe(200);
       expect(server.fetches()).toBe(1);
@@ -371,7 +277,7 @@ describe("reviewer JWTs on an app keyed by a JWKS URL", () => {
       expect(server.fetches()).toBe(2);
       // The refreshed set no longer holds the old key.
       const refused = await queue(oldToken);
-      expectRefusal(refused, await callApp(rotating, "GET", "/api/v1/reviews/queue?limit=1"));
+      expectRefusal(refused, await call("GET", "/api/v1/reviews/queue?limit=1", { app: rotating }));
       expect((await queue(newToken)).status).toBe(200);
     } finally {
       await server.close();
@@ -379,39 +285,29 @@ describe("reviewer JWTs on an app keyed by a JWKS URL", () => {
   });
 
   test("an unreachable JWKS (closed port) answers 401, not 500", async () => {
-    const probe = createServer();
-    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-    const { port } = probe.address() as AddressInfo;
-    await new Promise((resolve) => probe.close(resolve));
-
-    const unreachable = jwksApp(`http://127.0.0.1:${port}/jwks.json`, { timeoutMs: 1_000 });
+    const unreachable = jwksApp(`http://127.0.0.1:${await closedPort()}/jwks.json`, { timeoutMs: 1_000 });
     const token = await sign(claims(), rsa.privateKey, { alg: "RS256", kid: rsa.kid });
     const p = await intake();
     const before = await stateOf(p);
-    const queue = await callApp(unreachable, "GET", "/api/v1/reviews/queue", { token });
+    const queue = await call("GET", "/api/v1/reviews/queue", { token, app: unreachable });
     expectRefusal(queue, await call("GET", "/api/v1/reviews/queue"));
-    const assign = await callApp(unreachable, "POST", `/api/v1/reviews/${p.reviewCode}/assign`, { token });
+    const assign = await call("POST", `/api/v1/reviews/${p.reviewCode}/assign`, { token, app: unreachable });
     expectProblem(assign, 401, "UNAUTHENTICATED");
     expect(await stateOf(p)).toEqual(before);
   });
 
   test("a JWKS that never answers: 401 once the fetch times out", async () => {
-    const sockets = new Set<import("node:net").Socket>();
-    const hanging = createServer(() => {}); // accepts, never answers
-    hanging.on("connection", (s) => sockets.add(s));
-    await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve));
-    const { port } = hanging.address() as AddressInfo;
+    const hanging = await jwksServer([], "hang"); // accepts, never answers
     try {
-      const slow = jwksApp(`http://127.0.0.1:${port}/jwks.json`, { timeoutMs: 300 });
+      const slow = jwksApp(hanging.url, { timeoutMs: 300 });
       const token = await sign(claims(), rsa.privateKey, { alg: "RS256", kid: rsa.kid });
       const started = Date.now();
-      const queue = await callApp(slow, "GET", "/api/v1/reviews/queue", { token });
+      const queue = await call("GET", "/api/v1/reviews/queue", { token, app: slow });
       expectProblem(queue, 401, "UNAUTHENTICATED");
       expect(queue.headers.get("www-authenticate")).toMatch(/^Bearer\b/);
       expect(Date.now() - started).toBeLessThan(5_000);
     } finally {
-      for (const s of sockets) s.destroy();
-      await new Promise((resolve) => hanging.close(resolve));
+      await hanging.close();
     }
   });
 });

@@ -3,48 +3,26 @@
  * good one. Shared secret (HS256 only) and JWKS URL (asymmetric only, keys by `kid`, rotation,
  * fetch timeout) — the JWKS is served by a real `node:http` server on 127.0.0.1.
  */
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { exportJWK, exportSPKI, generateKeyPair, type JWK, SignJWT } from "jose";
+import { exportSPKI, generateKeyPair } from "jose";
 import { JWKS_DEFAULTS, reviewerVerifier } from "../../src/auth/reviewer.jwt.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
+import {
+  claimsFor,
+  closedPort,
+  encode,
+  type JwksServer,
+  jwksServer,
+  type KeyPair,
+  keyPair,
+  sign,
+  unsigned,
+} from "../jwt.helpers.ts";
 
 const SECRET = "unit-test-reviewer-secret-0123456789-abcdefghij";
 const hsConfig: Config = loadConfig({ NODE_ENV: "test", REVIEWER_JWT_SECRET: SECRET });
-const ISS = hsConfig.reviewerJwtIssuer;
 const AUD = hsConfig.reviewerJwtAudience;
-const encode = (s: string) => new TextEncoder().encode(s);
-
-/** Reviewer claims; a key set to undefined is left out of the token. */
-function claims(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  const now = Math.floor(Date.now() / 1000);
-  const all: Record<string, unknown> = {
-    sub: "unit-reviewer",
-    iss: ISS,
-    aud: AUD,
-    iat: now - 10,
-    exp: now + 600,
-    roles: ["reviewer"],
-    ...overrides,
-  };
-  for (const key of Object.keys(all)) if (all[key] === undefined) delete all[key];
-  return all;
-}
-
-function sign(
-  payload: Record<string, unknown>,
-  key: Parameters<SignJWT["sign"]>[0],
-  header: { alg?: string; kid?: string } = {},
-): Promise<string> {
-  return new SignJWT(payload).setProtectedHeader({ alg: "HS256", typ: "JWT", ...header }).sign(key);
-}
-
-/** An unsigned token, made by hand: `alg: none` and an empty signature. */
-function unsigned(payload: Record<string, unknown>, header: Record<string, unknown> = {}): string {
-  const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
-  return `${part({ alg: "none", typ: "JWT", ...header })}.${part(payload)}.`;
-}
+const claims = claimsFor("unit-reviewer", hsConfig);
 
 describe("reviewerVerifier with the shared secret (HS256)", () => {
   const verify = reviewerVerifier(hsConfig);
@@ -105,61 +83,6 @@ describe("reviewerVerifier with the shared secret (HS256)", () => {
 
 // ── JWKS ───────────────────────────────────────────────────────────────────────────────────────
 
-interface JwksServer {
-  url: string;
-  /** Replaces the keys the server answers with. */
-  serve(keys: JWK[]): void;
-  /** How many times the JWKS was fetched. */
-  fetches(): number;
-  close(): Promise<void>;
-}
-
-/** A JWKS on 127.0.0.1; `mode` makes it fail on purpose. */
-async function jwksServer(keys: JWK[], mode: "ok" | "hang" | "error" = "ok"): Promise<JwksServer> {
-  let current = keys;
-  let count = 0;
-  const server: Server = createServer((req, res) => {
-    count++;
-    if (mode === "hang") return; // never answers
-    if (mode === "error" || req.url !== "/jwks.json") {
-      res.writeHead(500).end("broken");
-      return;
-    }
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ keys: current }));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/jwks.json`,
-    serve: (next) => {
-      current = next;
-    },
-    fetches: () => count,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>;
-
-async function keyPair(alg: "RS256" | "ES256", kid: string) {
-  const pair: KeyPair = await generateKeyPair(alg, { extractable: true });
-  const jwk: JWK = { ...(await exportJWK(pair.publicKey)), kid, alg, use: "sig" };
-  return { ...pair, alg, kid, jwk };
-}
-
 const jwksConfig = (url: string, reviewerJwks: Config["reviewerJwks"] = {}): Config => ({
   ...hsConfig,
   reviewerJwtSecret: undefined,
@@ -168,8 +91,8 @@ const jwksConfig = (url: string, reviewerJwks: Config["reviewerJwks"] = {}): Con
 });
 
 describe("reviewerVerifier with a JWKS URL", () => {
-  let rsa: Awaited<ReturnType<typeof keyPair>>;
-  let ec: Awaited<ReturnType<typeof keyPair>>;
+  let rsa: KeyPair;
+  let ec: KeyPair;
   let jwks: JwksServer;
 
   beforeAll(async () => {
