@@ -6,7 +6,13 @@ import { mintToken } from "../auth/agent.token.ts";
 import type { Db } from "../db.ts";
 import { apiError, conflict, notFound } from "../errors.ts";
 import { Prisma } from "../generated/prisma/client.ts";
-import { effectOfOwnerPatch, newReviewCode, type ReviewKind, type ReviewStatus } from "../reviews/review.rules.ts";
+import {
+  ACTIVE_STATUSES,
+  effectOfOwnerPatch,
+  newReviewCode,
+  type ReviewKind,
+  type ReviewStatus,
+} from "../reviews/review.rules.ts";
 import { applyMove } from "../reviews/review.write.ts";
 import {
   changedFields,
@@ -174,7 +180,7 @@ export async function patchProvider(
     });
 
     const activeReview = await tx.review.findFirst({
-      where: { providerId: row.id, status: { in: ["OPEN", "IN_PROGRESS", "CHANGES_REQUESTED"] } },
+      where: { providerId: row.id, status: { in: [...ACTIVE_STATUSES] } },
       select: { id: true, reviewCode: true, kind: true, status: true },
     });
     const effect = effectOfOwnerPatch({
