@@ -1,10 +1,10 @@
 /**
  * Full-text search over providers (API.md §4 "Lists"), on the index the database keeps itself
- * (prisma/migrations/<dialect>/20261121020000_search):
+ * (prisma/migrations/<dialect>/20261121020000_search, 20261121030000_search_prefix):
  *
  * - SQLite: the FTS5 table `provider_search` (rowid = providers.id; columns providerCode, name,
- *   labels, summary, description; tokenizer unicode61 remove_diacritics 2), ranked by bm25() with
- *   column weights.
+ *   labels, summary, description; tokenizer unicode61 remove_diacritics 2; prefix indexes of 1–8
+ *   characters), ranked by a field-weighted score (scoreSql).
  * - PostgreSQL: the generated column providers."searchVector" (weights A code/name, B labels,
  *   C summary, D description) with its GIN index, ranked by ts_rank_cd().
  *
@@ -162,18 +162,16 @@ export function providersTable(alias = "p"): SqlTable {
 
 // ── The providers list, searched ────────────────────────────────────────────────────────────
 /**
- * Search pages use an OFFSET cursor, `[offset, fingerprint]`, not a keyset on the rank. bm25()
- * depends on corpus statistics (document count, average lengths, term frequencies across rows),
- * so a row's score changes whenever any provider is written, and a keyset `(score, id) > last`
- * would then skip or repeat rows. The fingerprint ties a cursor to its search and filters: reused
+ * Search pages use an OFFSET cursor, `[offset, fingerprint]`, not a keyset on the rank: a row's
+ * place depends on the other matches (which block it falls in, below), so it moves when any
+ * provider is written, and a keyset `(score, id) > last` would then skip or repeat rows. The fingerprint ties a cursor to its search and filters: reused
  * with another search it is a 400, like any cursor the list did not issue.
  *
  * Bounded ranking (issue #4). Ranking every match made a common word cost O(matches) per page
  * (831 ms at 1,000,000 agents for a word in a fifth of them). Instead the matches that pass the
  * filters are walked newest first (descending id — served by the FTS5 index on SQLite, by the
- * primary key or the GIN bitmap on PostgreSQL) and cut into consecutive BLOCKS of
- * `searchTuning.window` rows (1000): block 0 is the newest 1000 filtered matches, block 1 the next
- * 1000, and so on. The result order is (block, rank, id desc): best match first within each block.
+ * primary key on PostgreSQL) and cut into consecutive BLOCKS of `searchTuning.window` rows (250):
+ * block 0 is the newest 250 filtered matches, block 1 the next 250, and so on. The result order is (block, rank, id desc): best match first within each block.
  * A page only ranks the one or two blocks it overlaps, so its cost is bounded by the window plus
  * the offset walked, not by the number of matches. Consequences:
  * - A search with at most `window` filtered matches has one block: its ranking is exact, best match
@@ -195,12 +193,46 @@ export interface SearchRequest {
   cursor: string | null | undefined;
 }
 
-/** The ranking block size (see above); mutable only so tests can show the blocks at small scale. */
-export const searchTuning = { window: 1000 };
+/**
+ * The ranking block size (see above); mutable only so tests and the benchmark can change it.
+ * 250 is about as many matches as a common word has in a registry of 1,000 agents, so a page costs
+ * the same at 1,000,000 (measured with `npm run bench:search -- --window N`, README): with 1000 a
+ * common-word search at 1,000,000 agents took 1.8× as long as at 1,000, with 250 about 1×. The price
+ * is that a search with more than 250 matches ranks them 250 at a time, newest first.
+ */
+export const searchTuning = { window: 250 };
 
-// bm25 weights in the FTS5 column order: providerCode, name, labels, summary, description.
-const BM25 = Prisma.raw(`bm25("provider_search", 10.0, 10.0, 5.0, 2.0, 1.0)`);
-// ts_rank_cd weights {D, C, B, A}: description, summary, labels, code and name.
+/**
+ * How well a row matches, on SQLite: for every word, the weight of each field it starts a word in —
+ * code or name 10, labels 5, summary 2 (a description-only match scores 0, below all of them) —
+ * summed. bm25() is not used: it reads the whole doclist of every term for its statistics on every
+ * query, a cost that grows with the registry. The score reads the candidate row itself (the filters
+ * read it anyway). It compares letters as stored, with ASCII case folded; the FTS5 index decides
+ * what matches (accents folded too), this only orders the matches.
+ */
+const SCORED_FIELDS = [
+  ["providerCode", 10],
+  ["name", 10],
+  ["labels", 5],
+  ["summary", 2],
+] as const;
+
+function scoreSql(words: readonly string[], alias: string): Prisma.Sql {
+  const terms = words.flatMap((word) => {
+    // A word start: the word after any character that is not a letter or digit (the text is
+    // prefixed with a space so that its first word counts). Words hold letters and digits only,
+    // so nothing in them is GLOB syntax.
+    const pattern = `*[^a-z0-9]${word}*`;
+    return SCORED_FIELDS.map(
+      ([field, weight]) =>
+        Prisma.sql`${Prisma.raw(String(weight))} * ((' ' || lower(${Prisma.raw(`"${alias}"."${field}"`)})) GLOB ${pattern})`,
+    );
+  });
+  return Prisma.join(terms, " + ");
+}
+
+// ts_rank_cd weights {D, C, B, A}: description, summary, labels, code and name. ts_rank_cd reads
+// only the row's own tsvector, so on PostgreSQL the index's ranking is used as it is.
 const TS_WEIGHTS = "{0.05, 0.2, 0.5, 1.0}";
 
 /** One page of provider ids matching the search and the filters, best match first per block. */
@@ -247,10 +279,10 @@ export async function searchProviderIds(
                to_tsquery('simple', provider_search_fold(${tsQuery(request.words, "all")})) AS q
           ORDER BY "b"."block" ASC, ts_rank_cd(${TS_WEIGHTS}::float4[], p."searchVector", q) DESC, "b"."id" DESC
           LIMIT ${take} OFFSET ${within}`
-      : // bm25() is computed in the walk itself: OFFSET skips rows before their columns are read.
+      : // The score is computed in the walk itself: OFFSET skips rows before their columns are read.
         await db.$queryRaw<{ id: number }[]>`
           WITH "c" AS MATERIALIZED (
-            SELECT "provider_search"."rowid" AS "id", ${BM25} AS "score"
+            SELECT "provider_search"."rowid" AS "id", ${scoreSql(request.words, "p")} AS "score"
             FROM "provider_search" JOIN "providers" AS p ON p."id" = "provider_search"."rowid"
             WHERE "provider_search" MATCH ${ftsMatch(request.words, "all")} AND ${filters}
             ORDER BY "provider_search"."rowid" DESC
@@ -260,7 +292,7 @@ export async function searchProviderIds(
             SELECT "id", "score", (row_number() OVER (ORDER BY "id" DESC) - 1) / CAST(${window} AS INTEGER) AS "block"
             FROM "c"
           )
-          ORDER BY "block" ASC, "score" ASC, "id" DESC
+          ORDER BY "block" ASC, "score" DESC, "id" DESC
           LIMIT ${take} OFFSET ${within}`;
   const ids = rows.slice(0, request.limit).map((r) => Number(r.id));
   return {

@@ -3,14 +3,16 @@
  *
  *   npm run bench:search -- [--dialect sqlite|postgresql] [--sizes 1000,1000000] [--requests 300]
  *                           [--runs 3] [--warmup 30] [--pg-url postgresql://postgres@127.0.0.1:5432/postgres]
+ *                           [--window 1000]
  *
  * Each size gets its own database, seeded by prisma/seed.synthetic.ts (seed 1) and reused while it
  * holds exactly that many agents: `data/bench/sqlite-<size>.db`, or the PostgreSQL database
  * `agent_registry_bench_<size>` created on the server of --pg-url. The app runs in this process
  * (`createApp` on that database) and is called through `app.fetch` — no network — as an anonymous
  * caller. Per operation and size: `runs` rounds of `warmup` untimed then `requests` timed sequential
- * requests; the median and p99 are over every timed request. Whatever path search takes (LIKE or
- * full-text), the benchmark only measures it. Results: tests/bench/results/search-<dialect>.{json,md}.
+ * requests, the sizes interleaved (see measure); the median and p99 are over every timed request.
+ * `--window` sets the search ranking window (src/providers/provider.search.ts) for the run, to
+ * measure its trade-off. Results: tests/bench/results/search-<dialect>.{json,md}.
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -20,6 +22,7 @@ import { COMMON_LABEL, parseOptions, SEARCH_WORDS, seedSynthetic } from "../../p
 import { loadConfig } from "../../src/config.ts";
 import { migrate } from "../../src/db.migrate.ts";
 import { type Dialect, openDb, sqlitePath } from "../../src/db.ts";
+import { searchTuning } from "../../src/providers/provider.search.ts";
 import { createApp } from "../../src/yoga.ts";
 
 interface Options {
@@ -29,10 +32,12 @@ interface Options {
   runs: number;
   warmup: number;
   pgUrl: string;
+  /** The search ranking window (searchTuning.window) to measure with; the service's by default. */
+  window: number;
 }
 
 function parseArgs(argv: string[]): Options {
-  const args = parseOptions(argv, ["dialect", "sizes", "requests", "runs", "warmup", "pg-url"]);
+  const args = parseOptions(argv, ["dialect", "sizes", "requests", "runs", "warmup", "pg-url", "window"]);
   const dialect = (args.get("dialect") ?? "sqlite") as Dialect;
   if (dialect !== "sqlite" && dialect !== "postgresql") throw new Error("--dialect is sqlite or postgresql");
   const sizes = (args.get("sizes") ?? "1000,100000,1000000").split(",").map((s) => Number(s.trim()));
@@ -48,6 +53,7 @@ function parseArgs(argv: string[]): Options {
     requests: int("requests", 300),
     runs: int("runs", 3),
     warmup: int("warmup", 30),
+    window: int("window", searchTuning.window),
     pgUrl: args.get("pg-url") || process.env.BENCH_PG_URL || "postgresql://postgres@127.0.0.1:5432/postgres",
   };
 }
@@ -123,47 +129,69 @@ function quantile(sorted: number[], q: number): number {
 }
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
-async function measureSize(options: Options, size: number): Promise<{ rows: Measurement[]; seededMs: number | null }> {
+/** One size's app, on its own database, ready to be called. */
+interface Target {
+  size: number;
+  call: (path: string) => Promise<string>;
+  close: () => Promise<void>;
+}
+
+async function openTarget(options: Options, size: number): Promise<Target & { seededMs: number | null }> {
   const { url, seededMs } = await ensureSeeded(options, size);
   const config = loadConfig({ ...process.env, NODE_ENV: "test", DATABASE_URL: url });
   const db = await openDb(url);
   const app = createApp({ ...config, databaseUrl: url }, db);
-  const rows: Measurement[] = [];
-  try {
+  const call = async (path: string) => {
+    const res = await app.fetch(`http://bench.local${path}`, { method: "GET" });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`${path} at ${size}: ${res.status} ${text.slice(0, 300)}`);
+    return text;
+  };
+  return { size, seededMs, call, close: () => db.$disconnect() };
+}
+
+/**
+ * Every operation at every size, interleaved: each run goes through the operations, and for each
+ * one through the sizes, so that whatever else the machine does weighs on all sizes alike.
+ */
+async function measure(options: Options, targets: Target[]): Promise<Measurement[]> {
+  const times = new Map<string, number[]>();
+  const last = new Map<string, string>();
+  const key = (size: number, op: string) => `${size} ${op}`;
+  for (let run = 0; run < options.runs; run++) {
     for (const op of OPERATIONS) {
-      const call = async () => {
-        const res = await app.fetch(`http://bench.local${op.path}`, { method: "GET" });
-        const text = await res.text();
-        if (res.status !== 200) throw new Error(`${op.name} at ${size}: ${res.status} ${text.slice(0, 300)}`);
-        return text;
-      };
-      const times: number[] = [];
-      let last = "";
-      for (let run = 0; run < options.runs; run++) {
-        for (let i = 0; i < options.warmup; i++) await call();
+      for (const target of targets) {
+        const k = key(target.size, op.name);
+        for (let i = 0; i < options.warmup; i++) await target.call(op.path);
+        const list = times.get(k) ?? [];
         for (let i = 0; i < options.requests; i++) {
           const t = performance.now();
-          last = await call();
-          times.push(performance.now() - t);
+          last.set(k, await target.call(op.path));
+          list.push(performance.now() - t);
         }
+        times.set(k, list);
       }
-      times.sort((a, b) => a - b);
-      const items = (JSON.parse(last) as { items?: unknown[] }).items?.length ?? 0;
+    }
+  }
+  const rows: Measurement[] = [];
+  for (const target of targets) {
+    for (const op of OPERATIONS) {
+      const k = key(target.size, op.name);
+      const sorted = (times.get(k) ?? []).sort((a, b) => a - b);
+      const items = (JSON.parse(last.get(k) ?? "{}") as { items?: unknown[] }).items?.length ?? 0;
       const row = {
-        size,
+        size: target.size,
         operation: op.name,
         path: op.path,
-        medianMs: round(quantile(times, 0.5)),
-        p99Ms: round(quantile(times, 0.99)),
+        medianMs: round(quantile(sorted, 0.5)),
+        p99Ms: round(quantile(sorted, 0.99)),
         items,
       };
-      log(`bench: ${size} ${op.name}: median ${row.medianMs} ms, p99 ${row.p99Ms} ms, ${items} items`);
+      log(`bench: ${target.size} ${op.name}: median ${row.medianMs} ms, p99 ${row.p99Ms} ms, ${items} items`);
       rows.push(row);
     }
-  } finally {
-    await db.$disconnect();
   }
-  return { rows, seededMs };
+  return rows;
 }
 
 function markdown(options: Options, rows: Measurement[]): string {
@@ -193,12 +221,19 @@ function markdown(options: Options, rows: Measurement[]): string {
 
 async function main() {
   const options = parseArgs(process.argv.slice(2));
-  const rows: Measurement[] = [];
+  searchTuning.window = options.window;
   const seeded: Record<number, number | null> = {};
-  for (const size of options.sizes) {
-    const result = await measureSize(options, size);
-    rows.push(...result.rows);
-    seeded[size] = result.seededMs === null ? null : Math.round(result.seededMs);
+  const targets: Target[] = [];
+  let rows: Measurement[];
+  try {
+    for (const size of options.sizes) {
+      const target = await openTarget(options, size);
+      targets.push(target);
+      seeded[size] = target.seededMs === null ? null : Math.round(target.seededMs);
+    }
+    rows = await measure(options, targets);
+  } finally {
+    await Promise.all(targets.map((t) => t.close()));
   }
   const table = markdown(options, rows);
   const smallest = options.sizes[0]!;
@@ -213,6 +248,7 @@ async function main() {
       runs: options.runs,
       warmup: options.warmup,
       requestsPerRun: options.requests,
+      searchWindow: options.window,
     },
     searchWords: SEARCH_WORDS,
     label: COMMON_LABEL,
@@ -235,7 +271,7 @@ async function main() {
     "",
     `${report.date}, ${report.machine.cpus} × ${report.machine.cpu}, Node ${report.machine.node}. Anonymous GET through ` +
       `\`app.fetch\`; ${options.runs} runs × (${options.warmup} warm-up + ${options.requests} timed) sequential requests ` +
-      `per cell. Search words: common "${SEARCH_WORDS.common}", selective "${SEARCH_WORDS.selective}"; label "${COMMON_LABEL}".`,
+      `per cell, sizes interleaved; search ranking window ${options.window}. Search words: common "${SEARCH_WORDS.common}", selective "${SEARCH_WORDS.selective}"; label "${COMMON_LABEL}".`,
     "",
     table,
     "",
