@@ -32,6 +32,49 @@ export interface Config {
    */
   trustProxy: number;
   rateLimits: RateLimitsConfig;
+  /** Request bodies larger than this are refused with 413, streamed ones included (MAX_BODY_BYTES). */
+  maxBodyBytes: number;
+  /** The GraphQL limits of API.md §6, for /graphql and for the operations REST routes run. */
+  graphqlLimits: GraphqlLimitsConfig;
+  /** SIGTERM's drain (main.ts): see `DrainConfig`. */
+  drain: DrainConfig;
+  /**
+   * RESPONSE_CACHE: anonymous GET answers of public resources kept in memory until the next write
+   * (src/cache/response.cache.ts). On by default, off in tests (the suites that test it turn it on).
+   */
+  responseCache: boolean;
+}
+
+/**
+ * The drain on SIGTERM (API.md §6). Readiness answers 503 at once; the listener stays open for
+ * `delayMs` (so a load balancer that probes /ready sees the replica leave before connections are
+ * refused), then closes: new connections are refused and requests in flight finish. Whatever is still
+ * open `timeoutMs` after the signal is cut and the process exits 1; a clean drain exits 0.
+ */
+export interface DrainConfig {
+  /** DRAIN_DELAY_MS: how long the listener stays open after SIGTERM, answering /ready with 503. */
+  delayMs: number;
+  /** DRAIN_TIMEOUT_MS: the deadline, counted from the signal, for the whole drain. */
+  timeoutMs: number;
+}
+
+/**
+ * GraphQL limits (graphql-armor), checked for every executed operation: what /graphql receives and
+ * what SOFA runs for a REST route. A limit of 0 is off. Introspection is refused in production.
+ */
+export interface GraphqlLimitsConfig {
+  /** GRAPHQL_MAX_DEPTH: nesting of selections (introspection's own nesting not counted). */
+  maxDepth: number;
+  /** GRAPHQL_MAX_ALIASES: aliases in one operation. */
+  maxAliases: number;
+  /** GRAPHQL_MAX_TOKENS: lexical tokens of one document (checked while parsing). */
+  maxTokens: number;
+  /** GRAPHQL_MAX_COST: graphql-armor's cost (objects 2, scalars 1, times 1.5 per level). */
+  maxCost: number;
+  /** GRAPHQL_MAX_DIRECTIVES: directives in one operation. */
+  maxDirectives: number;
+  /** Schema introspection (`__schema`, `__type`): on except in production. */
+  introspection: boolean;
 }
 
 /** The rate limits of API.md §6; a limit of 0 is off. */
@@ -58,6 +101,13 @@ function int(name: string, value: string | undefined, fallback: number): number 
   return n;
 }
 
+/** A whole number of at least 1 (a limit that cannot be turned off). */
+function positive(name: string, value: string | undefined, fallback: number): number {
+  const n = int(name, value, fallback);
+  if (n < 1) throw new Error(`${name} must be at least 1, got "${value}"`);
+  return n;
+}
+
 /** RATE_LIMITS: `on` or `off`; unset means on, except in tests where it means off. */
 function rateLimitsEnabled(value: string | undefined, test: boolean): boolean {
   if (value === undefined || value === "") return !test;
@@ -66,11 +116,28 @@ function rateLimitsEnabled(value: string | undefined, test: boolean): boolean {
   throw new Error(`RATE_LIMITS must be "on" or "off", got "${value}"`);
 }
 
+/** An `on`/`off` switch; unset means `fallback`. */
+function onOff(name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === "") return fallback;
+  if (/^(?:on|true|1)$/i.test(value)) return true;
+  if (/^(?:off|false|0)$/i.test(value)) return false;
+  throw new Error(`${name} must be "on" or "off", got "${value}"`);
+}
+
 /** TRUST_PROXY: off (unset, `false`, `0`), `true` (one proxy) or the number of proxies in front. */
 function trustProxy(value: string | undefined): number {
   if (value === undefined || value === "" || /^false$/i.test(value)) return 0;
   if (/^true$/i.test(value)) return 1;
   return int("TRUST_PROXY", value, 0);
+}
+
+function drainConfig(env: NodeJS.ProcessEnv): DrainConfig {
+  const delayMs = int("DRAIN_DELAY_MS", env.DRAIN_DELAY_MS, 0);
+  const timeoutMs = int("DRAIN_TIMEOUT_MS", env.DRAIN_TIMEOUT_MS, 10_000);
+  if (timeoutMs < 1 || delayMs >= timeoutMs) {
+    throw new Error(`DRAIN_TIMEOUT_MS (${timeoutMs}) must be positive and longer than DRAIN_DELAY_MS (${delayMs})`);
+  }
+  return { delayMs, timeoutMs };
 }
 
 /** Parses a configuration from an environment (by default the process's). */
@@ -98,6 +165,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL === "silent" || env.NODE_ENV === "test" ? "silent" : "info",
     redisUrl: env.REDIS_URL || undefined,
     trustProxy: trustProxy(env.TRUST_PROXY),
+    drain: drainConfig(env),
+    responseCache: onOff("RESPONSE_CACHE", env.RESPONSE_CACHE, env.NODE_ENV !== "test"),
+    maxBodyBytes: positive("MAX_BODY_BYTES", env.MAX_BODY_BYTES, 64 * 1024),
+    graphqlLimits: {
+      maxDepth: int("GRAPHQL_MAX_DEPTH", env.GRAPHQL_MAX_DEPTH, 8),
+      maxAliases: int("GRAPHQL_MAX_ALIASES", env.GRAPHQL_MAX_ALIASES, 15),
+      maxTokens: int("GRAPHQL_MAX_TOKENS", env.GRAPHQL_MAX_TOKENS, 2000),
+      maxCost: int("GRAPHQL_MAX_COST", env.GRAPHQL_MAX_COST, 5000),
+      maxDirectives: int("GRAPHQL_MAX_DIRECTIVES", env.GRAPHQL_MAX_DIRECTIVES, 20),
+      introspection: !production,
+    },
     rateLimits: {
       enabled: rateLimitsEnabled(env.RATE_LIMITS, env.NODE_ENV === "test"),
       intakePerHour: int("RATE_LIMIT_INTAKE_PER_HOUR", env.RATE_LIMIT_INTAKE_PER_HOUR, 20),

@@ -11,6 +11,8 @@ export const ERROR_STATUS = {
   PRECONDITION_FAILED: 412,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  /** An Idempotency-Key sent again with another request than the one it was first used with. */
+  UNPROCESSABLE_CONTENT: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
 } as const;
@@ -34,6 +36,7 @@ export const ERROR_TITLE: Record<ErrorCode, string> = {
   PRECONDITION_FAILED: "Precondition failed",
   PAYLOAD_TOO_LARGE: "Payload too large",
   UNSUPPORTED_MEDIA_TYPE: "Unsupported media type",
+  UNPROCESSABLE_CONTENT: "Unprocessable content",
   RATE_LIMITED: "Too many requests",
   INTERNAL: "Internal server error",
 };

@@ -2,19 +2,31 @@
  * The HTTP edge, in front of everything: a request id and one JSON log line per request, the body
  * limit (streamed bodies included: nothing is read past the limit), JSON-only bodies, and the
  * response headers/status that resolvers ask for through the context.
+ *
+ * A refused body is answered at once and the connection is closed (`Connection: close`): Node would
+ * otherwise keep a keep-alive connection open and, to find the next request, read and discard the
+ * rest of the body, however long the client makes it. GET and HEAD never have their body read (the
+ * fetch API has none for them), so an answer to one that came with a body closes the connection too.
  */
 import { randomUUID } from "node:crypto";
+import type { Socket } from "node:net";
 import type { Plugin } from "graphql-yoga";
 import type { ResponseBag } from "./builder.ts";
 import { apiError } from "./errors.ts";
+import { looksLikeCredential, operationOf, routeOf } from "./request.log.ts";
 import { graphqlErrorResponse, problemResponse } from "./rest/problem.ts";
 
+/** The default body limit of API.md §6 (the configured one is `Config.maxBodyBytes`). */
 export const MAX_BODY_BYTES = 64 * 1024;
 
 interface EdgeContext {
   response?: ResponseBag;
   requestId?: string;
   startedAt?: number;
+  /** The answer must close the connection: a body was refused or left unread. */
+  closeConnection?: boolean;
+  /** Filled while the request runs, read by the log line (the context holds the same object). */
+  logFields?: { operation?: string };
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -42,27 +54,76 @@ export function errorResponse(url: URL, error: unknown, headers: Record<string, 
   return url.pathname.startsWith("/graphql") ? graphqlErrorResponse(error, headers) : problemResponse(error, headers);
 }
 
-export function useHttpEdge(options: { log: (line: Record<string, unknown>) => void }): Plugin {
+/** How long, and for how many more bytes, a connection being closed keeps reading before it is cut. */
+const LINGER_MS = 1000;
+const LINGER_BYTES = 64 * 1024;
+
+/**
+ * Closes a connection after its answer without losing the answer: Node would destroy the socket
+ * at once, and a client still sending gets a reset that can wipe the answer from its buffers before
+ * it reads it. So the server half-closes (FIN after the answer), keeps discarding what arrives for
+ * at most LINGER_MS or LINGER_BYTES, then cuts — bounded either way, never a drain. Only when the
+ * app is served by node:http (the server context carries Node's request).
+ */
+function lingerOnClose(serverContext: unknown): void {
+  const socket = (serverContext as { req?: { socket?: Socket } }).req?.socket;
+  if (!socket || socket.destroyed) return;
+  socket.destroySoon = () => {
+    const readAtClose = socket.bytesRead;
+    socket.end();
+    const cut = () => {
+      clearInterval(watch);
+      socket.destroy();
+    };
+    const timer = setTimeout(cut, LINGER_MS);
+    const watch = setInterval(() => {
+      if (socket.bytesRead - readAtClose > LINGER_BYTES) cut();
+    }, 10);
+    timer.unref();
+    watch.unref();
+    socket.once("close", () => {
+      clearTimeout(timer);
+      clearInterval(watch);
+    });
+  };
+}
+
+/** Whether a request says it carries a body (a length above 0, or any transfer coding). */
+function declaresBody(request: Request): boolean {
+  return request.headers.has("transfer-encoding") || Number(request.headers.get("content-length") ?? "0") > 0;
+}
+
+export function useHttpEdge(options: { log: (line: Record<string, unknown>) => void; maxBodyBytes?: number }): Plugin {
+  const max = options.maxBodyBytes ?? MAX_BODY_BYTES;
+  const tooLarge = (url: URL) =>
+    errorResponse(url, apiError("PAYLOAD_TOO_LARGE", `The body is larger than ${max} bytes`), {
+      Connection: "close",
+    });
   return {
     async onRequest({ request, url, serverContext, setRequest, endResponse, fetchAPI }) {
       const edge = serverContext as EdgeContext;
       const incoming = request.headers.get("x-request-id");
-      edge.requestId = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+      // A client's id is kept unless it looks like a credential: the log must never hold one.
+      edge.requestId =
+        incoming && /^[\w.:-]{1,128}$/.test(incoming) && !looksLikeCredential(incoming) ? incoming : randomUUID();
+      edge.logFields = {};
       edge.startedAt = performance.now();
       edge.response = { headers: new Headers({ "X-Request-Id": edge.requestId }) };
 
-      if (!request.body || request.method === "GET" || request.method === "HEAD") return;
-      const declared = Number(request.headers.get("content-length") ?? "0");
-      if (declared > MAX_BODY_BYTES) {
-        return endResponse(
-          errorResponse(url, apiError("PAYLOAD_TOO_LARGE", `The body is larger than ${MAX_BODY_BYTES} bytes`)),
-        );
+      // Whatever the method, a declared length over the limit is refused before a byte is read.
+      if (Number(request.headers.get("content-length") ?? "0") > max) {
+        edge.closeConnection = true;
+        return endResponse(tooLarge(url));
       }
-      const bytes = await readCapped(request.body, MAX_BODY_BYTES);
+      if (request.method === "GET" || request.method === "HEAD") {
+        if (declaresBody(request)) edge.closeConnection = true;
+        return;
+      }
+      if (!request.body) return;
+      const bytes = await readCapped(request.body, max);
       if (bytes === null) {
-        return endResponse(
-          errorResponse(url, apiError("PAYLOAD_TOO_LARGE", `The body is larger than ${MAX_BODY_BYTES} bytes`)),
-        );
+        edge.closeConnection = true;
+        return endResponse(tooLarge(url));
       }
       if (bytes.byteLength > 0 && !JSON_TYPE.test(request.headers.get("content-type") ?? "")) {
         return endResponse(errorResponse(url, apiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json")));
@@ -76,6 +137,10 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
         }),
       );
     },
+    onExecute({ args }) {
+      const fields = (args.contextValue as EdgeContext).logFields;
+      if (fields) fields.operation = operationOf(args.document, args.operationName);
+    },
     onResponse({ request, response, serverContext, setResponse, fetchAPI }) {
       const edge = serverContext as EdgeContext;
       let answer = response;
@@ -85,6 +150,10 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
         edge.response.headers.forEach((value, key) => {
           headers.set(key, value);
         });
+        if (edge.closeConnection) {
+          headers.set("Connection", "close");
+          lingerOnClose(serverContext);
+        }
         answer = new fetchAPI.Response(response.body, { status: edge.response.status ?? response.status, headers });
         setResponse(answer);
       }
@@ -94,7 +163,9 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
         level: answer.status >= 500 ? "error" : "info",
         requestId: edge.requestId,
         method: request.method,
-        path: url.pathname,
+        // The pattern, never the path: paths carry ids, and a careless client's token.
+        route: routeOf(url.pathname),
+        operation: edge.logFields?.operation,
         status: answer.status,
         ms: edge.startedAt === undefined ? undefined : Math.round((performance.now() - edge.startedAt) * 10) / 10,
       });

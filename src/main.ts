@@ -1,43 +1,88 @@
 /**
  * Starts the service: reads the configuration, migrates the database, listens, and drains on
- * SIGTERM (readiness turns 503, requests in flight finish, then the process exits 0).
+ * SIGTERM (API.md §6; the timing is `config.drain`, see DrainConfig in config.ts):
+ * 1. readiness (/ready) answers 503 at once, and every answer from then on says `Connection: close`;
+ * 2. after DRAIN_DELAY_MS (default 0) the listener closes: new connections are refused, idle
+ *    keep-alive connections are closed, requests in flight run to the end;
+ * 3. when the last connection has closed, the app and the database are closed and the process exits 0;
+ *    if DRAIN_TIMEOUT_MS passes first, what is left is cut and the process exits 1 (a drain that did
+ *    not finish is worth telling the orchestrator about).
  */
-import { createServer } from "node:http";
+import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { loadConfig } from "./config.ts";
 import { migrate } from "./db.migrate.ts";
 import { openDb } from "./db.ts";
 import { createApp } from "./yoga.ts";
 
+const log = (line: Record<string, unknown>) => console.log(JSON.stringify({ time: new Date().toISOString(), ...line }));
+
 const config = loadConfig();
 await migrate(config.databaseUrl);
 const db = await openDb(config.databaseUrl);
 const state = { draining: false };
 const app = createApp(config, db, state);
-const server = createServer(app);
+
+/** Answers not yet finished: on SIGTERM, the ones whose headers are not out yet close their connection. */
+const inFlight = new Set<ServerResponse>();
+const server = createServer((req, res) => {
+  inFlight.add(res);
+  res.once("close", () => inFlight.delete(res));
+  // While draining no connection is kept alive: a keep-alive client reconnects, to another replica.
+  if (state.draining) res.shouldKeepAlive = false;
+  app(req, res);
+});
 
 server.listen(config.port, config.host, () => {
   // The bound port, which differs from the configured one when that is 0 (any free port).
   const { port } = server.address() as AddressInfo;
-  console.log(JSON.stringify({ level: "info", msg: "listening", url: `http://${config.host}:${port}` }));
+  log({ level: "info", msg: "listening", url: `http://${config.host}:${port}` });
 });
 
-const DRAIN_DEADLINE_MS = 10_000;
-function drain(signal: string) {
-  if (state.draining) return;
-  state.draining = true;
-  console.log(JSON.stringify({ level: "info", msg: "draining", signal }));
-  server.close(async () => {
+let exiting = false;
+let sweep: NodeJS.Timeout | undefined;
+
+async function exit(code: 0 | 1): Promise<void> {
+  if (exiting) return;
+  exiting = true;
+  clearInterval(sweep);
+  if (code !== 0) {
+    log({ level: "warn", msg: "drain deadline passed; cutting what is left", inFlight: inFlight.size });
+    server.closeAllConnections();
+  }
+  // Should closing hang (an unreachable Redis), the exit still happens.
+  setTimeout(() => process.exit(code), 2000).unref();
+  try {
     // Closes what the app holds (the rate limits' Redis client), then the database.
     await app.dispose();
     await db.$disconnect();
-    process.exit(0);
-  });
+  } finally {
+    log({ level: code === 0 ? "info" : "warn", msg: "stopped", code });
+    process.exit(code);
+  }
+}
+
+function stopListening(): void {
+  // Refuses new connections; the callback runs once every open connection has closed.
+  server.close(() => void exit(0));
   server.closeIdleConnections();
-  setTimeout(() => {
-    server.closeAllConnections();
-    process.exit(0);
-  }, DRAIN_DEADLINE_MS).unref();
+  // A keep-alive connection becomes idle after its last answer: close each one as it does.
+  sweep = setInterval(() => server.closeIdleConnections(), 50);
+}
+
+function drain(signal: string): void {
+  if (state.draining) {
+    // A second Ctrl-C means "now".
+    if (signal === "SIGINT") void exit(1);
+    return;
+  }
+  state.draining = true;
+  const { delayMs, timeoutMs } = config.drain;
+  log({ level: "info", msg: "draining", signal, inFlight: inFlight.size, delayMs, timeoutMs });
+  for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+  setTimeout(() => void exit(1), timeoutMs);
+  if (delayMs > 0) setTimeout(stopListening, delayMs);
+  else stopListening();
 }
 process.on("SIGTERM", () => drain("SIGTERM"));
 process.on("SIGINT", () => drain("SIGINT"));

@@ -12,6 +12,8 @@ import type { Config } from "./config.ts";
 import type { Db } from "./db.ts";
 import { apiError, codeOf, isErrorCode } from "./errors.ts";
 import { useHttpEdge } from "./http.plugin.ts";
+import { useIdempotency } from "./idempotency/idempotency.plugin.ts";
+import { useGraphqlLimits } from "./limits/graphql.limits.ts";
 import { credentialGuard, useLimits } from "./limits/limits.plugin.ts";
 import { createLimits, type Limits } from "./limits/rate.limits.ts";
 import { useRest } from "./rest/rest.plugin.ts";
@@ -88,9 +90,13 @@ export function createApp(
         response: (initial.response as ResponseBag | undefined) ?? { headers: new Headers() },
       }) as unknown as Context,
     plugins: [
-      useHttpEdge({ log }),
+      useHttpEdge({ log, maxBodyBytes: config.maxBodyBytes }),
       useTransportRoutes({ db, state }),
       useViewer(db, reviewerVerifier(config), credentialGuard(limits, config.trustProxy)),
+      // Every operation, /graphql or a REST route's, meets the GraphQL limits first, then its
+      // Idempotency-Key (a replay or a refusal costs no intake), then the rate limits.
+      ...useGraphqlLimits(config.graphqlLimits, { graphiql: !config.production }),
+      useIdempotency(log),
       useLimits(limits, config.trustProxy),
       ...useRest(),
       useErrorCodes,

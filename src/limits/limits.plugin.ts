@@ -60,7 +60,7 @@ export function clientAddress(source: AddressSource, trustProxy: number): string
 }
 
 /** The root fields an operation selects, through fragments, each as often as it is selected. */
-function rootFields(document: DocumentNode, operation: OperationDefinitionNode): string[] {
+export function rootFields(document: DocumentNode, operation: OperationDefinitionNode): string[] {
   const fragments = new Map(
     document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])),
   );

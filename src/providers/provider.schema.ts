@@ -6,6 +6,8 @@ import { builder, type Context } from "../builder.ts";
 import { dialectOf } from "../db.ts";
 import { badInput, notFound } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
+import { idempotencyOf, REPLAY_NOTICE } from "../idempotency/idempotency.plugin.ts";
+import { commitInTransaction } from "../idempotency/idempotency.store.ts";
 import { decodeCursor, page, pageSize } from "../pagination.ts";
 import { TIMELINE_KINDS } from "../reviews/review.rules.ts";
 import {
@@ -381,13 +383,27 @@ builder.queryFields((t) => ({
 
 // ── Mutations ───────────────────────────────────────────────────────────────────────────────
 const IntakeResultRef = builder
-  .objectRef<{ providerId: number; providerCode: string; reviewCode: string; accessToken: string }>("IntakeResult")
+  .objectRef<{
+    providerId: number;
+    providerCode: string;
+    reviewCode: string;
+    accessToken: string | null;
+    notice?: string | null;
+  }>("IntakeResult")
   .implement({
     fields: (t) => ({
       providerCode: t.exposeString("providerCode"),
       reviewCode: t.exposeString("reviewCode"),
       accessToken: t.exposeString("accessToken", {
-        description: "The agent's access token in plaintext. Shown this once only; keep it secret.",
+        nullable: true,
+        description:
+          "The agent's access token in plaintext. Shown this once only; keep it secret. Null only when this answer replays an earlier intake (Idempotency-Key): see notice.",
+      }),
+      notice: t.string({
+        nullable: true,
+        description:
+          "Null, except when this answer replays the intake first made with the same Idempotency-Key: then it says so and why accessToken is null.",
+        resolve: (r) => r.notice ?? null,
       }),
       provider: t.prismaField({
         type: ProviderRef,
@@ -452,10 +468,18 @@ builder.mutationFields((t) => ({
       ...profileArgs(t, true),
     },
     resolve: async (_root, args, ctx) => {
+      // Idempotency-Key (src/idempotency): the key is recorded in the intake's own transaction.
+      const idempotency = idempotencyOf(ctx);
+      ctx.response.headers.set("Cache-Control", "no-store");
+      if (idempotency?.replayOf) return { ...idempotency.replayOf, accessToken: null, notice: REPLAY_NOTICE };
       const intake = validateIntake(args);
       if (!intake.ok) throw badInput("The intake is not valid", intake.errors);
-      const result = await intakeProvider(ctx.db, intake.value);
-      ctx.response.headers.set("Cache-Control", "no-store");
+      const result = await intakeProvider(
+        ctx.db,
+        intake.value,
+        idempotency && ((tx, done) => commitInTransaction(tx, idempotency.key, idempotency.claimId, done)),
+      );
+      if (idempotency) idempotency.committed = { accessToken: result.accessToken };
       // The caller now holds the new agent's token: the rest of this answer is the owner's view.
       ctx.viewer = {
         kind: "agent",

@@ -82,8 +82,18 @@ export interface IntakeResult {
   tokenId: string;
 }
 
-/** Registers a provider: profile version 1, an OPEN intake review, the first access token. */
-export async function intakeProvider(db: Db, intake: Intake): Promise<IntakeResult> {
+/**
+ * Registers a provider: profile version 1, an OPEN intake review, the first access token. `within`
+ * runs last inside the same transaction (the Idempotency-Key's record): if it throws, nothing is kept.
+ */
+export async function intakeProvider(
+  db: Db,
+  intake: Intake,
+  within?: (
+    tx: Prisma.TransactionClient,
+    result: { providerId: number; providerCode: string; reviewCode: string },
+  ) => Promise<void>,
+): Promise<IntakeResult> {
   const token = mintToken();
   const { providerCode: asked, ...profile } = intake;
   for (let attempt = 0; ; attempt++) {
@@ -116,6 +126,7 @@ export async function intakeProvider(db: Db, intake: Intake): Promise<IntakeResu
             { providerId: created.id, kind: "TOKEN_ISSUED", actor, note: null },
           ],
         });
+        if (within) await within(tx, { providerId: created.id, providerCode, reviewCode });
         return created.id;
       });
       return { providerId, providerCode, reviewCode, accessToken: token.secret, tokenId: token.tokenId };

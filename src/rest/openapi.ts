@@ -176,17 +176,24 @@ function errorResponses(): Record<string, Json> {
 
 /** The errors an operation can answer besides the ones every route may. */
 const OPERATION_ERRORS: Record<string, ErrorCode[]> = {
-  createProvider: ["CONFLICT"],
+  createProvider: ["CONFLICT", "UNPROCESSABLE_CONTENT"],
   issueToken: ["CONFLICT"],
-  updateProvider: ["PRECONDITION_FAILED"],
+  // A PATCH moves the review workflow too (resubmission), which refuses a concurrent move with 409.
+  updateProvider: ["CONFLICT", "PRECONDITION_FAILED"],
+  // The workflow's moves: a transition the current state does not allow is a 409 naming it.
+  assignReview: ["CONFLICT"],
+  decideReview: ["CONFLICT"],
+  updateReview: ["CONFLICT"],
+  suspendProvider: ["CONFLICT"],
+  reinstateProvider: ["CONFLICT"],
 };
 
 const REQUIRES_CREDENTIALS = new Set<Auth>(["agent", "reviewer", "agentOrReviewer"]);
 
 function errorCodesOf(route: RestRoute, name: string): ErrorCode[] {
   const codes: ErrorCode[] = ["BAD_USER_INPUT"];
-  // Optional auth still refuses a bad token with 401 (API.md §3).
-  if (route.auth !== "none") codes.push("UNAUTHENTICATED");
+  // Every route refuses a bad credential with 401, even one that needs none (API.md §3).
+  codes.push("UNAUTHENTICATED");
   if (REQUIRES_CREDENTIALS.has(route.auth)) codes.push("FORBIDDEN");
   if (pathParams(route.path).length) codes.push("NOT_FOUND");
   codes.push(...(OPERATION_ERRORS[name] ?? []));
@@ -212,7 +219,13 @@ const NO_STORE_HEADER: Json = {
 const RESPONSE_HEADERS: Record<string, Json> = {
   provider: ETAG_HEADER,
   updateProvider: ETAG_HEADER,
-  createProvider: NO_STORE_HEADER,
+  createProvider: {
+    ...NO_STORE_HEADER,
+    "Idempotent-Replayed": {
+      description: "`true` when the answer replays the intake first made with the same Idempotency-Key",
+      schema: { type: "string" },
+    },
+  },
   issueToken: NO_STORE_HEADER,
 };
 
@@ -222,6 +235,15 @@ const IF_MATCH: Json = {
   required: false,
   description: 'The version the caller last saw, `"<version>"` (or `*`); a stale one is refused with 412.',
   schema: { type: "string" },
+};
+
+const IDEMPOTENCY_KEY: Json = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "1–255 visible ASCII characters (a UUID). A retry with the same key and body within 24 hours replays the first answer without its access token; the same key with another body is 422; while the first request runs, 409.",
+  schema: { type: "string", minLength: 1, maxLength: 255 },
 };
 
 function fieldOf(schema: GraphQLSchema, route: RestRoute): GraphQLField<unknown, unknown> {
@@ -262,6 +284,7 @@ function operationOf(schema: GraphQLSchema, route: RestRoute, sofaParameters: re
     if (!parameters.some((p) => p.name === name)) throw new Error(`SOFA lost the path parameter ${name}`);
   }
   if (field.name === "updateProvider") parameters.push(IF_MATCH);
+  if (field.name === "createProvider") parameters.push(IDEMPOTENCY_KEY);
 
   const bodyArgs = field.args.filter((a) => !inPath.has(a.name));
   const body = hasBody ? objectSchema(bodyArgs, { closed: true }) : undefined;

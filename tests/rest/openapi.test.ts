@@ -268,8 +268,13 @@ describe("problem responses", () => {
         expect(content["application/problem+json"].schema).toEqual({ $ref: "#/components/schemas/Problem" });
       }
     }
-    expect(problemStatuses("updateProvider")).toEqual([400, 401, 403, 404, 412, 413, 415, 429, 500]);
-    expect(problemStatuses("createProvider")).toEqual([400, 409, 413, 415, 429, 500]);
+    expect(problemStatuses("updateProvider")).toEqual([400, 401, 403, 404, 409, 412, 413, 415, 429, 500]);
+    // 409 also for an Idempotency-Key still in flight, 422 for one reused with another body.
+    expect(problemStatuses("createProvider")).toEqual([400, 401, 409, 413, 415, 422, 429, 500]);
+    expect(operation(route("createProvider")).parameters).toContainEqual(
+      expect.objectContaining({ name: "Idempotency-Key", in: "header", required: false }),
+    );
+    expect(problemStatuses("decideReview")).toContain(409);
     expect(problemStatuses("issueToken")).toContain(409);
     expect(problemStatuses("reviewQueue")).toEqual([400, 401, 403, 429, 500]);
     expect(problemStatuses("providers")).not.toContain(415);

@@ -1,0 +1,66 @@
+/**
+ * What the request log line (http.plugin.ts) says about a request besides its status and latency:
+ * the route as a pattern and the GraphQL operation, never the raw URL, a header or a body. Paths
+ * carry ids (and a careless client's token, `/providers/agr_…`); patterns and schema field names
+ * come from this code, so nothing a client types reaches the log through them.
+ */
+import { type DocumentNode, getOperationAST, Kind, type SelectionSetNode } from "graphql";
+import { matchPath, REST_BASE, REST_ROUTES, restPath } from "./rest/rest.routes.ts";
+
+/** Fixed paths served outside REST: GraphQL, the transport routes and the web pages. */
+const FIXED = new Set(["/graphql", "/health", "/ready", "/openapi.json", "/openapi.yaml", "/", "/intake", "/reviews"]);
+/** Web pages with a parameter (API.md §4), and the pages' assets (src/web). */
+const PAGES = ["/providers/:providerCode", "/assets/:asset"];
+
+const pattern = (path: string) => path.replace(/:([A-Za-z]+)/g, "{$1}");
+
+/**
+ * The route pattern a path matched, as in the OpenAPI document (`/api/v1/providers/{providerCode}`),
+ * or null when it matched none.
+ */
+export function routeOf(pathname: string): string | null {
+  const path = pathname.length > 1 ? pathname.replace(/\/+$/, "") : pathname;
+  if (FIXED.has(path)) return path;
+  if (path === REST_BASE || path.startsWith(`${REST_BASE}/`)) {
+    const relative = path.slice(REST_BASE.length) || "/";
+    // A fixed segment wins over a parameter (`/reviews/queue` is not `/reviews/{reviewCode}`).
+    const matches = REST_ROUTES.filter((r) => matchPath(r.path, relative) !== null);
+    const best = matches.find((r) => !r.path.includes(":")) ?? matches[0];
+    return best ? pattern(restPath(best.path)) : null;
+  }
+  const page = PAGES.find((p) => matchPath(p, path) !== null);
+  return page ? pattern(page) : null;
+}
+
+/** The root fields of a selection set, fragments followed (the document has been validated). */
+function rootFields(document: DocumentNode, set: SelectionSetNode, seen = new Set<string>()): string[] {
+  return set.selections.flatMap((selection) => {
+    if (selection.kind === Kind.FIELD) return [selection.name.value];
+    if (selection.kind === Kind.INLINE_FRAGMENT) return rootFields(document, selection.selectionSet, seen);
+    const name = selection.name.value;
+    if (seen.has(name)) return [];
+    seen.add(name);
+    const fragment = document.definitions.find((d) => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === name);
+    return fragment && fragment.kind === Kind.FRAGMENT_DEFINITION
+      ? rootFields(document, fragment.selectionSet, seen)
+      : [];
+  });
+}
+
+/**
+ * The operation as `<type> <root fields>`, e.g. `mutation createProvider`: the schema's names, the
+ * same for a REST route and its GraphQL twin. The client's operation name is not used: it is free text.
+ */
+export function operationOf(document: DocumentNode, operationName?: string | null): string | undefined {
+  const operation = getOperationAST(document, operationName);
+  if (!operation) return undefined;
+  return `${operation.operation} ${[...new Set(rootFields(document, operation.selectionSet))].join(",")}`;
+}
+
+/**
+ * Whether a client-chosen value (an `X-Request-Id`) looks like a credential: an agent token or a
+ * JWT. Such a value is not echoed into the log.
+ */
+export function looksLikeCredential(value: string): boolean {
+  return /agr_[0-9A-Za-z]{8,}/.test(value) || /eyJ[\w-]+\.[\w-]+/.test(value);
+}

@@ -1,0 +1,172 @@
+/**
+ * Real server processes for the process tests: `node --import tsx src/main.ts` on a database of the
+ * test's choosing, PORT=0 (main.ts logs the bound URL), stdout kept line by line. Every process and
+ * temporary folder made here is registered and removed by `cleanUp()`, which the test files call in
+ * `afterAll`, whether the tests passed or not.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** The reviewer JWT secret the processes are started with (NODE_ENV=production requires one). */
+export const PROCESS_JWT_SECRET = "process-test-secret-0123456789-0123456789";
+
+export interface Server {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  /** Every stdout line so far. */
+  lines: string[];
+  /** Everything written to stderr. */
+  stderr: string[];
+  /** Resolves with the exit code (null when killed by a signal) and the signal. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const children = new Set<ChildProcess>();
+const folders = new Set<string>();
+
+/** A fresh folder under the system's temp dir, removed by cleanUp(). */
+export function tempDir(prefix = "agent-registry-process-"): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  folders.add(dir);
+  return dir;
+}
+
+/** Starts a server and waits until /ready answers 200. */
+export async function startServer(databaseUrl: string, env: Record<string, string> = {}): Promise<Server> {
+  const { NODE_OPTIONS: _jestOnly, ...inherited } = process.env;
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: ROOT,
+    env: {
+      ...inherited,
+      NODE_ENV: "production",
+      REVIEWER_JWT_SECRET: PROCESS_JWT_SECRET,
+      HOST: "127.0.0.1",
+      PORT: "0",
+      DATABASE_URL: databaseUrl,
+      RATE_LIMITS: "off",
+      LOG_LEVEL: "info",
+      REDIS_URL: "",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.add(child);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal });
+    }),
+  );
+  const server: Server = { url: "", port: 0, child, lines: [], stderr: [], exited };
+  const listening = new Promise<string>((resolve, reject) => {
+    let buffered = "";
+    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+      buffered += chunk;
+      const lines = buffered.split("\n");
+      buffered = lines.pop() ?? "";
+      for (const line of lines) {
+        server.lines.push(line);
+        const url = /"msg":"listening","url":"([^"]+)"/.exec(line)?.[1];
+        if (url) resolve(url);
+      }
+    });
+    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => server.stderr.push(chunk));
+    void exited.then(({ code }) =>
+      reject(new Error(`the server exited (${code}) before listening: ${server.stderr.join("")}`)),
+    );
+  });
+  server.url = await listening;
+  server.port = Number(new URL(server.url).port);
+  for (let i = 0; ; i++) {
+    const ready = await fetch(`${server.url}/ready`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ready) return server;
+    if (i > 200) throw new Error("the server never became ready");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Waits until a stdout line matches, or fails after `ms`. */
+export async function waitForLine(server: Server, pattern: RegExp, ms = 5000): Promise<string> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const line = server.lines.find((l) => pattern.test(l));
+    if (line) return line;
+    if (Date.now() > until) throw new Error(`no log line matched ${pattern} within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** SIGTERM, then SIGKILL if it has not exited within `ms`; answers how it exited. */
+export async function stopServer(server: Server, ms = 10_000) {
+  if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill("SIGTERM");
+  const timer = setTimeout(() => server.child.kill("SIGKILL"), ms);
+  const how = await server.exited;
+  clearTimeout(timer);
+  return how;
+}
+
+/** Kills every process still running and removes every temporary folder. */
+export async function cleanUp(): Promise<void> {
+  await Promise.all(
+    [...children].map((child) => {
+      const gone = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGKILL");
+      return gone;
+    }),
+  );
+  for (const dir of folders) rmSync(dir, { recursive: true, force: true });
+  folders.clear();
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+/** A JSON request to a server. */
+export async function request(
+  server: Server,
+  method: string,
+  path: string,
+  options: { body?: unknown; token?: string; headers?: Record<string, string> } = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  if (options.body !== undefined) headers["content-type"] = "application/json";
+  const res = await fetch(`${server.url}${path}`, {
+    method,
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {}
+  return { status: res.status, headers: res.headers, body, text };
+}
+
+/** Runs the tasks with at most `limit` in flight. */
+export async function pool<T>(tasks: (() => Promise<T>)[], limit: number): Promise<T[]> {
+  const results: T[] = new Array(tasks.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, tasks.length) }, async () => {
+      while (next < tasks.length) {
+        const i = next++;
+        results[i] = await (tasks[i] as () => Promise<T>)();
+      }
+    }),
+  );
+  return results;
+}
