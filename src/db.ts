@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
+import { isolatedSqlite } from "./db.sqlite.ts";
 import { PrismaClient } from "./generated/prisma/client.ts";
 
 /**
@@ -51,7 +52,8 @@ export async function openDb(databaseUrl: string): Promise<Db> {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const client = new PrismaClient({
     // `timeout` is SQLite's busy timeout: a writer waits up to 5 s for the lock rather than failing.
-    adapter: new PrismaBetterSqlite3({ url: path, timeout: 5000 }),
+    // Isolated: no other request's statement runs inside an open transaction (db.sqlite.ts).
+    adapter: isolatedSqlite(new PrismaBetterSqlite3({ url: path, timeout: 5000 })),
     transactionOptions: TRANSACTIONS,
   });
   if (path !== ":memory:") {
