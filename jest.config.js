@@ -9,7 +9,7 @@ export default {
     ],
   },
   testMatch: ["<rootDir>/tests/**/*.test.ts"],
-  testPathIgnorePatterns: ["/node_modules/", "<rootDir>/tests/browser/", "<rootDir>/tests/bench/"],
+  testPathIgnorePatterns: ["/node_modules/", "<rootDir>/tests/bench/"],
   globalSetup: "<rootDir>/tests/global-setup.ts",
   testTimeout: 30000,
 };

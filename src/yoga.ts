@@ -19,6 +19,7 @@ import { createLimits, type Limits } from "./limits/rate.limits.ts";
 import { useRest } from "./rest/rest.plugin.ts";
 import { schema } from "./schema.ts";
 import { useTransportRoutes } from "./transport.plugin.ts";
+import { useWebPages } from "./web/web.plugin.ts";
 
 export interface AppState {
   /** Set when SIGTERM arrives: readiness answers 503 while in-flight requests finish. */
@@ -92,6 +93,7 @@ export function createApp(
     plugins: [
       useHttpEdge({ log, maxBodyBytes: config.maxBodyBytes }),
       useTransportRoutes({ db, state }),
+      useWebPages({ log, graphiql: !config.production }),
       useViewer(db, reviewerVerifier(config), credentialGuard(limits, config.trustProxy)),
       // Every operation, /graphql or a REST route's, meets the GraphQL limits first, then its
       // Idempotency-Key (a replay or a refusal costs no intake), then the rate limits.

@@ -1,0 +1,173 @@
+/**
+ * The pages' only way to the server: fetch against /api/v1, like any other client. Errors come
+ * back as `ApiError` carrying the RFC 9457 problem (or a network/timeout problem made up here),
+ * so every page can show what went wrong.
+ */
+
+export const API_BASE = "/api/v1";
+const DEFAULT_TIMEOUT_MS = 20_000;
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export interface Problem {
+  type?: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  errors?: FieldError[];
+}
+
+export class ApiError extends Error {
+  readonly problem: Problem;
+  constructor(problem: Problem) {
+    super(problem.detail);
+    this.name = "ApiError";
+    this.problem = problem;
+  }
+  get status(): number {
+    return this.problem.status;
+  }
+  get code(): string {
+    return this.problem.code;
+  }
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** A bearer token (reviewer JWT or agent token). */
+  token?: string | null;
+  /** Aborting it rejects with an AbortError (not an ApiError): a superseded request. */
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+function isProblem(value: unknown): value is Problem {
+  return typeof value === "object" && value !== null && "status" in value && "code" in value;
+}
+
+/** Calls `/api/v1{path}`; answers the parsed JSON body, or throws an ApiError. */
+export async function api<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+  const headers: Record<string, string> = { Accept: "application/json" };
+  if (options.token) headers.Authorization = `Bearer ${options.token}`;
+  if (options.body !== undefined) headers["Content-Type"] = "application/json";
+  const timeout = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+  let response: Response;
+  try {
+    response = await fetch(`${API_BASE}${path}`, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      signal,
+      cache: "no-store",
+      credentials: "omit",
+    });
+  } catch (error) {
+    if (options.signal?.aborted) throw error;
+    if (timeout.aborted) {
+      throw new ApiError({
+        title: "No answer",
+        status: 0,
+        code: "TIMEOUT",
+        detail: "The registry did not answer in time. Try again in a moment.",
+      });
+    }
+    throw new ApiError({
+      title: "Network error",
+      status: 0,
+      code: "NETWORK",
+      detail: "The registry could not be reached. Check your connection and try again.",
+    });
+  }
+  const text = await response.text().catch(() => "");
+  let body: unknown = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = null;
+  }
+  if (response.ok) return body as T;
+  if (isProblem(body)) throw new ApiError(body);
+  throw new ApiError({
+    title: response.statusText || "Error",
+    status: response.status,
+    code: response.status >= 500 ? "INTERNAL" : "ERROR",
+    detail: `The registry answered ${response.status}${response.statusText ? ` ${response.statusText}` : ""}.`,
+  });
+}
+
+/** True for the rejection of a request that was aborted on purpose (superseded). */
+export function isAbort(error: unknown): boolean {
+  return error instanceof DOMException && error.name === "AbortError";
+}
+
+/** A query string of the non-empty values, e.g. `?search=x&limit=20`. */
+export function query(params: Record<string, string | number | null | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== null && value !== undefined && value !== "") search.set(key, String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}
+
+// The reviewer's token is kept for this tab only: sessionStorage, forgotten when the tab closes.
+const REVIEWER_TOKEN_KEY = "agent-registry.reviewer-token";
+
+export function reviewerToken(): string | null {
+  try {
+    return sessionStorage.getItem(REVIEWER_TOKEN_KEY);
+  } catch {
+    return null;
+  }
+}
+
+export function setReviewerToken(token: string | null): void {
+  try {
+    if (token) sessionStorage.setItem(REVIEWER_TOKEN_KEY, token);
+    else sessionStorage.removeItem(REVIEWER_TOKEN_KEY);
+  } catch {
+    // Storage refused (private mode): the session lasts as long as the page then.
+  }
+}
+
+/** The claims of a JWT, decoded for display only (the server verifies it). */
+export function jwtClaims(token: string): { sub?: string; exp?: number; roles?: unknown } | null {
+  const part = token.split(".")[1];
+  if (!part) return null;
+  try {
+    const json = atob(
+      part
+        .replace(/-/g, "+")
+        .replace(/_/g, "/")
+        .padEnd(Math.ceil(part.length / 4) * 4, "="),
+    );
+    const claims = JSON.parse(json);
+    return typeof claims === "object" && claims !== null ? claims : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A read that uses the reviewer's token when this tab has one; if the server refuses that token
+ * (expired, say), the tab forgets it and the read is made again anonymously.
+ */
+export async function readAsViewer<T>(
+  path: string,
+  options: Omit<RequestOptions, "token"> = {},
+): Promise<{ data: T; asReviewer: boolean; droppedToken: boolean }> {
+  const token = reviewerToken();
+  if (!token) return { data: await api<T>("GET", path, options), asReviewer: false, droppedToken: false };
+  try {
+    return { data: await api<T>("GET", path, { ...options, token }), asReviewer: true, droppedToken: false };
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 401) throw error;
+    setReviewerToken(null);
+    return { data: await api<T>("GET", path, options), asReviewer: false, droppedToken: true };
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * Pieces every page uses: the progress/status line, error boxes with a retry, badges, dates,
+ * human labels for enumeration values, and a debounce.
+ */
+import { ApiError } from "./api.ts";
+import { type Child, h, replace, uid } from "./dom.ts";
+
+/** Values whose words are names or acronyms, not plain words. */
+const SPELLED: Record<string, string> = {
+  A2A: "A2A",
+  MCP: "MCP",
+  HTTP: "HTTP",
+  HTTP_JSON: "HTTP JSON",
+  OPENAI_COMPATIBLE: "OpenAI-compatible",
+  API_KEY: "API key",
+  OAUTH2: "OAuth 2",
+  MTLS: "mTLS",
+};
+
+/** `TOOL_SERVER` → `Tool server`. */
+export function humanize(value: string): string {
+  const spelled = SPELLED[value];
+  if (spelled) return spelled;
+  const words = value.toLowerCase().replace(/_/g, " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** `<option>`s for an enumeration, with an optional first "any" entry of value "". */
+export function options(
+  values: readonly string[],
+  selected: string | null = null,
+  empty?: string,
+): HTMLOptionElement[] {
+  const list = values.map((v) => h("option", { value: v, selected: v === selected }, humanize(v)));
+  return empty === undefined ? list : [h("option", { value: "", selected: !selected }, empty), ...list];
+}
+
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+
+/** A `<time>` for an ISO instant. */
+export function time(iso: string | null | undefined): Child {
+  if (!iso) return "—";
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return h("time", { datetime: iso, title: iso }, dateFormat.format(date));
+}
+
+/** A small label; `tone` picks its colour. */
+export function badge(text: string, tone = "neutral", title?: string): HTMLElement {
+  return h("span", { class: `badge badge-${tone}`, title: title ?? null }, text);
+}
+
+const STAGE_TONE: Record<string, string> = {
+  APPROVED: "good",
+  SUBMITTED: "info",
+  IN_REVIEW: "info",
+  CHANGES_REQUESTED: "warn",
+  REJECTED: "bad",
+  SUSPENDED: "bad",
+};
+const TIER_TONE: Record<string, string> = { OFFICIAL: "strong", TRUSTED: "good", VERIFIED: "good" };
+
+export const stageBadge = (stage: string) => badge(humanize(stage), STAGE_TONE[stage] ?? "neutral", "Review stage");
+export const tierBadge = (tier: string) => badge(humanize(tier), TIER_TONE[tier] ?? "neutral", "Trust tier");
+
+/** The status line of a region: progress while loading, then a short message. Polite live region. */
+export class Status {
+  readonly element: HTMLElement;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  constructor(className = "status") {
+    this.element = h("div", { class: className, role: "status", "aria-live": "polite" });
+  }
+  /** Shows progress (after a short delay, so fast answers don't flicker). */
+  loading(text = "Loading…", delayMs = 120): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      replace(this.element, h("span", { class: "spinner", "aria-hidden": "true" }), ` ${text}`);
+      this.element.dataset.state = "loading";
+    }, delayMs);
+  }
+  message(...content: Child[]): void {
+    clearTimeout(this.timer);
+    replace(this.element, ...content);
+    this.element.dataset.state = "done";
+  }
+  clear(): void {
+    this.message();
+    delete this.element.dataset.state;
+  }
+}
+
+/** What to say about an error. */
+export function describeError(error: unknown): { title: string; detail: string } {
+  if (error instanceof ApiError) {
+    return { title: error.problem.title || "Error", detail: error.problem.detail || "Something went wrong." };
+  }
+  return { title: "Something went wrong", detail: error instanceof Error ? error.message : String(error) };
+}
+
+/** An alert box for a failed request, with a "Try again" button when a retry is given. */
+export function errorBox(error: unknown, retry?: () => void, lead?: string): HTMLElement {
+  const { title, detail } = describeError(error);
+  const problem = error instanceof ApiError ? error.problem : null;
+  return h(
+    "div",
+    { class: "notice error", role: "alert" },
+    h("p", null, h("strong", null, lead ?? title), lead ? ` ${title}: ${detail}` : ` ${detail}`),
+    problem?.errors?.length
+      ? h(
+          "ul",
+          null,
+          problem.errors.map((e) => h("li", null, h("code", null, e.path), ` ${e.message}`)),
+        )
+      : null,
+    retry ? h("button", { type: "button", class: "button secondary", onclick: retry }, "Try again") : null,
+  );
+}
+
+/** Calls `fn` once input has paused for `ms`. */
+export function debounce<A extends unknown[]>(fn: (...args: A) => void, ms: number): (...args: A) => void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return (...args: A) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => fn(...args), ms);
+  };
+}
+
+/** A labelled control: `<div class="field"><label>…</label>control<p hint></div>`. */
+export function field(
+  label: string,
+  control: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement,
+  hint?: Child,
+  required = false,
+): HTMLElement {
+  if (!control.id) control.id = uid("c");
+  const hintId = hint ? `${control.id}-hint` : null;
+  if (hintId) control.setAttribute("aria-describedby", hintId);
+  return h(
+    "div",
+    { class: "field" },
+    // The marker stays outside the label: the control's name is the label alone ("required" is
+    // announced from the control's own `required`).
+    required
+      ? h(
+          "div",
+          { class: "label-row" },
+          h("label", { for: control.id }, label),
+          h("span", { class: "req", "aria-hidden": "true" }, "*"),
+        )
+      : h("label", { for: control.id }, label),
+    control,
+    hint ? h("p", { class: "hint", id: hintId }, hint) : null,
+  );
+}
+
+/** Reads a comma-separated list: trimmed, empty items dropped. */
+export function splitList(value: string, separator: RegExp = /,/): string[] {
+  return value
+    .split(separator)
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** Sets the document title for a page. */
+export function setTitle(title: string): void {
+  document.title = `${title} · Agent Registry`;
+}

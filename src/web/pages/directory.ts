@@ -1,0 +1,289 @@
+/**
+ * `/`: the directory. Search as you type (debounced), filters, cursor paging, an empty state;
+ * each card links to its profile. The filters live in the address bar, so a search can be shared.
+ * A reviewer signed in on this tab (see /reviews) sees every agent; everyone else the public,
+ * approved ones (API.md §2).
+ */
+import { ApiError, isAbort, query, readAsViewer } from "../client/api.ts";
+import { h, mainElement, replace } from "../client/dom.ts";
+import { AGENT_TYPES, REVIEW_STAGES, TRUST_TIERS, VISIBILITIES } from "../client/enums.ts";
+import type { Page, ProviderSummary } from "../client/types.ts";
+import {
+  badge,
+  debounce,
+  errorBox,
+  field,
+  humanize,
+  options,
+  Status,
+  splitList,
+  stageBadge,
+  tierBadge,
+  time,
+} from "../client/ui.ts";
+
+const PAGE_SIZE = 20;
+const FILTERS = ["search", "agentType", "visibility", "trustTier", "reviewStage", "labels"] as const;
+type Filter = (typeof FILTERS)[number];
+
+const main = mainElement();
+const params = new URLSearchParams(location.search);
+const initial = (name: Filter) => params.get(name) ?? "";
+
+const search = h("input", {
+  type: "search",
+  name: "search",
+  maxlength: 200,
+  autocomplete: "off",
+  spellcheck: false,
+  placeholder: "Name, code, summary or label",
+  value: initial("search"),
+});
+const select = (name: Filter, values: readonly string[], any: string) =>
+  h("select", { name }, options(values, initial(name) || null, any));
+const agentType = select("agentType", AGENT_TYPES, "Any type");
+const visibility = select("visibility", VISIBILITIES, "Any visibility");
+const trustTier = select("trustTier", TRUST_TIERS, "Any tier");
+const reviewStage = select("reviewStage", REVIEW_STAGES, "Any stage");
+const labels = h("input", {
+  type: "text",
+  name: "labels",
+  autocomplete: "off",
+  spellcheck: false,
+  placeholder: "e.g. maps, routing",
+  value: initial("labels"),
+});
+const controls: Record<Filter, HTMLInputElement | HTMLSelectElement> = {
+  search,
+  agentType,
+  visibility,
+  trustTier,
+  reviewStage,
+  labels,
+};
+
+const status = new Status();
+const scope = h("p", { class: "hint scope" });
+const results = h("div", { class: "results" });
+const previous = h("button", { type: "button", class: "button secondary", disabled: true }, "← Previous");
+const next = h("button", { type: "button", class: "button secondary", disabled: true }, "Next →");
+const pageLabel = h("span", { class: "page-number" });
+const pager = h("nav", { class: "pager", "aria-label": "Result pages", hidden: true }, previous, pageLabel, next);
+
+const form = h(
+  "form",
+  { class: "filters", role: "search", "aria-label": "Search agents", onsubmit: (e: Event) => e.preventDefault() },
+  h("div", { class: "search-row" }, field("Search", search)),
+  h(
+    "div",
+    { class: "filter-grid" },
+    field("Agent type", agentType),
+    field("Trust tier", trustTier),
+    field("Review stage", reviewStage),
+    field("Visibility", visibility),
+    field("Labels", labels, "Comma-separated; agents must carry all of them."),
+  ),
+  h(
+    "div",
+    { class: "actions" },
+    h("button", { type: "button", class: "button secondary", onclick: () => clearFilters() }, "Clear filters"),
+  ),
+);
+
+replace(
+  main,
+  h(
+    "div",
+    { class: "page-head" },
+    h("h1", null, "Agent directory"),
+    h(
+      "p",
+      { class: "lede" },
+      "Find AI agents by what they do. Agents are listed once a reviewer has approved them. ",
+      h("a", { href: "/intake" }, "Submit your agent"),
+      ".",
+    ),
+  ),
+  form,
+  scope,
+  status.element,
+  results,
+  pager,
+);
+
+/** Cursors of the pages seen so far: `cursors[i]` loads page i + 1. */
+let cursors: (string | null)[] = [null];
+let pageIndex = 0;
+let inflight: AbortController | undefined;
+
+function filterValues(): Record<Filter, string> {
+  const values = {} as Record<Filter, string>;
+  for (const name of FILTERS) values[name] = controls[name].value.trim();
+  values.labels = splitList(values.labels.toLowerCase()).join(",");
+  return values;
+}
+
+function syncAddress(values: Record<Filter, string>): void {
+  const next = new URLSearchParams();
+  for (const name of FILTERS) if (values[name]) next.set(name, values[name]);
+  const text = next.toString();
+  history.replaceState(null, "", text ? `/?${text}` : "/");
+}
+
+function card(item: ProviderSummary): HTMLElement {
+  return h(
+    "li",
+    { class: "card" },
+    h(
+      "article",
+      { "aria-labelledby": `card-${item.providerCode}` },
+      h(
+        "h2",
+        { id: `card-${item.providerCode}` },
+        h("a", { href: `/providers/${encodeURIComponent(item.providerCode)}` }, item.name),
+      ),
+      h("p", { class: "code" }, item.providerCode),
+      h("p", { class: "summary" }, item.summary),
+      h(
+        "p",
+        { class: "badges" },
+        badge(humanize(item.agentType), "neutral", "Agent type"),
+        badge(humanize(item.endpoint.protocol), "neutral", "Protocol"),
+        tierBadge(item.trustTier),
+        item.reviewStage !== "APPROVED" ? stageBadge(item.reviewStage) : null,
+        item.visibility !== "PUBLIC" ? badge(humanize(item.visibility), "warn", "Visibility") : null,
+      ),
+      item.labels.length
+        ? h(
+            "ul",
+            { class: "labels", "aria-label": `Labels of ${item.name}` },
+            item.labels.map((label) =>
+              h(
+                "li",
+                null,
+                h(
+                  "button",
+                  {
+                    type: "button",
+                    class: "label",
+                    title: `Show agents labelled ${label}`,
+                    onclick: () => addLabel(label),
+                  },
+                  label,
+                ),
+              ),
+            ),
+          )
+        : null,
+      h("p", { class: "meta" }, "Updated ", time(item.updatedAt)),
+    ),
+  );
+}
+
+function addLabel(label: string): void {
+  const current = splitList(labels.value.toLowerCase());
+  if (!current.includes(label)) labels.value = [...current, label].join(", ");
+  restart();
+}
+
+function emptyState(values: Record<Filter, string>): HTMLElement {
+  const filtered = FILTERS.some((name) => values[name]);
+  return h(
+    "div",
+    { class: "empty" },
+    h("h2", null, filtered ? "No agents match" : "No agents yet"),
+    h(
+      "p",
+      null,
+      filtered
+        ? "Nothing matches this search and these filters. Try fewer words or clear a filter."
+        : "The directory is empty so far.",
+    ),
+    h(
+      "p",
+      null,
+      filtered
+        ? h("button", { type: "button", class: "button secondary", onclick: () => clearFilters() }, "Clear filters")
+        : null,
+      " ",
+      h("a", { class: "button", href: "/intake" }, "Submit an agent"),
+    ),
+  );
+}
+
+async function load(): Promise<void> {
+  inflight?.abort();
+  const controller = new AbortController();
+  inflight = controller;
+  const values = filterValues();
+  syncAddress(values);
+  results.setAttribute("aria-busy", "true");
+  status.loading("Loading agents…", 0);
+  try {
+    const path = `/providers${query({ ...values, limit: PAGE_SIZE, cursor: cursors[pageIndex] })}`;
+    const { data, asReviewer, droppedToken } = await readAsViewer<Page<ProviderSummary>>(path, {
+      signal: controller.signal,
+    });
+    if (controller.signal.aborted) return;
+    scope.textContent = asReviewer
+      ? "Signed in as a reviewer: every agent is listed, whatever its stage or visibility."
+      : droppedToken
+        ? "Your reviewer session has expired, so only public, approved agents are listed."
+        : "";
+    cursors = cursors.slice(0, pageIndex + 1);
+    if (data.nextCursor) cursors.push(data.nextCursor);
+    if (data.items.length === 0) {
+      replace(results, emptyState(values));
+      status.message(pageIndex === 0 ? "No agents found." : "No more agents.");
+    } else {
+      replace(results, h("ul", { class: "cards" }, data.items.map(card)));
+      const n = data.items.length;
+      status.message(
+        `${n} agent${n === 1 ? "" : "s"} on page ${pageIndex + 1}${data.nextCursor ? "; more on the next page" : ""}.`,
+      );
+    }
+    pager.hidden = pageIndex === 0 && !data.nextCursor;
+    previous.disabled = pageIndex === 0;
+    next.disabled = !data.nextCursor;
+    pageLabel.textContent = `Page ${pageIndex + 1}`;
+  } catch (error) {
+    if (isAbort(error)) return;
+    status.message(error instanceof ApiError && error.status === 400 ? "Check the search and filters." : "");
+    replace(
+      results,
+      errorBox(error, () => void load(), "Could not load the agents."),
+    );
+    pager.hidden = true;
+  } finally {
+    if (inflight === controller) results.removeAttribute("aria-busy");
+  }
+}
+
+/** A new search or filter starts again at page 1. */
+function restart(): void {
+  cursors = [null];
+  pageIndex = 0;
+  void load();
+}
+
+const typed = debounce(restart, 300);
+search.addEventListener("input", typed);
+labels.addEventListener("input", typed);
+for (const control of [agentType, visibility, trustTier, reviewStage]) control.addEventListener("change", restart);
+function clearFilters(): void {
+  for (const name of FILTERS) controls[name].value = "";
+  restart();
+  search.focus();
+}
+previous.addEventListener("click", () => {
+  if (pageIndex === 0) return;
+  pageIndex -= 1;
+  void load().then(() => results.scrollIntoView({ block: "start" }));
+});
+next.addEventListener("click", () => {
+  if (pageIndex + 1 >= cursors.length) return;
+  pageIndex += 1;
+  void load().then(() => results.scrollIntoView({ block: "start" }));
+});
+
+void load();

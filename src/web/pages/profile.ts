@@ -1,0 +1,513 @@
+/**
+ * `/providers/{providerCode}`: the full profile, section by section, the review timeline, and the
+ * version history with the changes each version made to the one before it. A reviewer signed in on
+ * this tab sees what reviewers see (contact, tokens, notes, private agents).
+ */
+import { ApiError, isAbort, query, readAsViewer, reviewerToken } from "../client/api.ts";
+import { type Change, diffValues } from "../client/diff.ts";
+import { type Child, h, mainElement, replace, uid } from "../client/dom.ts";
+import type { Page, Provider, Snapshot, Version, VersionSummary } from "../client/types.ts";
+import { badge, errorBox, humanize, Status, setTitle, stageBadge, tierBadge, time } from "../client/ui.ts";
+
+const main = mainElement();
+const codeFromPath = (() => {
+  try {
+    return decodeURIComponent(location.pathname.split("/")[2] ?? "");
+  } catch {
+    return "";
+  }
+})();
+const encoded = encodeURIComponent(codeFromPath);
+const status = new Status();
+
+// ---------------------------------------------------------------- helpers
+
+function section(id: string, title: string, ...children: Child[]): HTMLElement {
+  return h(
+    "section",
+    { id, class: "profile-section", "aria-labelledby": `${id}-title` },
+    h("h2", { id: `${id}-title` }, title),
+    ...children,
+  );
+}
+
+function facts(rows: [string, Child][]): HTMLElement {
+  return h(
+    "dl",
+    { class: "facts" },
+    rows.flatMap(([term, value]) => [h("dt", null, term), h("dd", null, value ?? "—")]),
+  );
+}
+
+function none(text: string): HTMLElement {
+  return h("p", { class: "muted" }, text);
+}
+
+function list(items: string[], empty = "None"): Child {
+  return items.length
+    ? h(
+        "ul",
+        { class: "inline-list" },
+        items.map((i) => h("li", null, i)),
+      )
+    : h("span", { class: "muted" }, empty);
+}
+
+/** An external address, shown as text with a link that leaves the registry (never fetched by the page). */
+function external(url: string | null): Child {
+  if (!url) return null;
+  return h("a", { href: url, rel: "noopener noreferrer nofollow", class: "url" }, url);
+}
+
+function table(caption: string, head: string[], rows: Child[][]): HTMLElement {
+  return h(
+    "div",
+    { class: "table-wrap", tabindex: 0, role: "region", "aria-label": `${caption} (table)` },
+    h(
+      "table",
+      null,
+      h("caption", { class: "visually-hidden" }, caption),
+      h(
+        "thead",
+        null,
+        h(
+          "tr",
+          null,
+          head.map((c) => h("th", { scope: "col" }, c)),
+        ),
+      ),
+      h(
+        "tbody",
+        null,
+        rows.map((r) =>
+          h(
+            "tr",
+            null,
+            r.map((c) => h("td", null, c)),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/** `agent:x` → "the agent", `reviewer:x` → "reviewer x", `reviewer` → "a reviewer". */
+function actor(value: string): string {
+  if (value.startsWith("agent:")) return `the agent (${value.slice(6)})`;
+  if (value.startsWith("reviewer:")) return `reviewer ${value.slice(9)}`;
+  if (value === "reviewer") return "a reviewer";
+  return value;
+}
+
+// ---------------------------------------------------------------- the profile
+
+function render(p: Provider, asReviewer: boolean): HTMLElement[] {
+  setTitle(p.name);
+  const head = h(
+    "header",
+    { class: "profile-head" },
+    h(
+      "nav",
+      { class: "crumbs", "aria-label": "Breadcrumb" },
+      h("a", { href: "/" }, "Directory"),
+      " › ",
+      p.providerCode,
+    ),
+    h("h1", null, p.name),
+    h("p", { class: "code" }, p.providerCode),
+    h("p", { class: "lede" }, p.summary),
+    h(
+      "p",
+      { class: "badges" },
+      badge(humanize(p.agentType), "neutral", "Agent type"),
+      tierBadge(p.trustTier),
+      stageBadge(p.reviewStage),
+      p.visibility !== "PUBLIC" ? badge(humanize(p.visibility), "warn", "Visibility") : null,
+      badge(`Version ${p.version}`, "neutral", "Profile version"),
+    ),
+    asReviewer
+      ? h("p", { class: "hint" }, "You are signed in as a reviewer: contact, tokens and notes are shown.")
+      : null,
+  );
+
+  const sections: [string, string][] = [
+    ["about", "About"],
+    ["endpoint", "Endpoint"],
+    ["capabilities", "Capabilities"],
+    ["models", "Models"],
+    ["tools", "Tools"],
+    ["policy", "Usage policy"],
+    ["roles", "People and roles"],
+    ...(p.contactEmail !== null ? ([["contact", "Contact"]] as [string, string][]) : []),
+    ...(p.tokens !== null ? ([["tokens", "Access tokens"]] as [string, string][]) : []),
+    ["timeline", "Review timeline"],
+    ["versions", "Version history"],
+  ];
+  const toc = h(
+    "nav",
+    { class: "toc", "aria-label": "On this page" },
+    h(
+      "ul",
+      null,
+      sections.map(([id, title]) => h("li", null, h("a", { href: `#${id}` }, title))),
+    ),
+  );
+
+  const about = section(
+    "about",
+    "About",
+    p.description ? h("div", { class: "description" }, p.description) : none("No description."),
+    facts([
+      ["Agent type", humanize(p.agentType)],
+      ["Visibility", humanize(p.visibility)],
+      ["Trust tier", humanize(p.trustTier)],
+      ["Review stage", humanize(p.reviewStage)],
+      ["Labels", list(p.labels)],
+      ["Registered", time(p.createdAt)],
+      ["Last updated", time(p.updatedAt)],
+    ]),
+  );
+
+  const endpoint = section(
+    "endpoint",
+    "Endpoint",
+    facts([
+      ["URL", external(p.endpoint.url)],
+      ["Protocol", humanize(p.endpoint.protocol)],
+      ["Authentication", humanize(p.endpoint.authScheme)],
+      ["Health check", external(p.endpoint.healthUrl) ?? "—"],
+    ]),
+  );
+
+  const capabilities = section(
+    "capabilities",
+    "Capabilities",
+    p.capabilities.length
+      ? h(
+          "ul",
+          { class: "capabilities" },
+          p.capabilities.map((c) =>
+            h(
+              "li",
+              { class: "capability" },
+              h("h3", null, c.name, " ", h("code", null, c.key)),
+              c.description ? h("p", { class: "description" }, c.description) : null,
+              facts([
+                ["Tags", list(c.tags)],
+                ["Input", list(c.inputModes, "Any")],
+                ["Output", list(c.outputModes, "Any")],
+              ]),
+            ),
+          ),
+        )
+      : none("No capabilities listed."),
+  );
+
+  const models = section(
+    "models",
+    "Models",
+    p.models.length
+      ? table(
+          "Models",
+          ["Vendor", "Model", "Role", "Context window"],
+          p.models.map((m) => [m.vendor, m.model, humanize(m.role), m.contextWindow?.toLocaleString() ?? "—"]),
+        )
+      : none("No models listed."),
+  );
+
+  const tools = section(
+    "tools",
+    "Tools",
+    p.tools.length
+      ? table(
+          "Tools",
+          ["Name", "Kind", "Scopes", "Description"],
+          p.tools.map((t) => [
+            h("code", null, t.name),
+            humanize(t.kind),
+            t.scopes.length ? t.scopes.map((s) => badge(humanize(s), s === "DESTRUCTIVE" ? "bad" : "neutral")) : "—",
+            t.description ?? "—",
+          ]),
+        )
+      : none("No tools listed."),
+  );
+
+  const policy = section(
+    "policy",
+    "Usage policy",
+    p.policy
+      ? facts([
+          ["Human oversight", humanize(p.policy.humanOversight)],
+          ["Data retention", p.policy.dataRetentionDays === null ? "Not stated" : `${p.policy.dataRetentionDays} days`],
+          ["Allowed use cases", list(p.policy.allowedUseCases, "Not stated")],
+          ["Prohibited use cases", list(p.policy.prohibitedUseCases, "Not stated")],
+          ["Terms", external(p.policy.termsUrl) ?? "—"],
+          ["Privacy policy", external(p.policy.privacyUrl) ?? "—"],
+        ])
+      : none("No usage policy stated."),
+  );
+
+  const roles = section(
+    "roles",
+    "People and roles",
+    p.roles.length
+      ? table(
+          "People and roles",
+          ["Who", "Role"],
+          p.roles.map((r) => [r.subject, humanize(r.role)]),
+        )
+      : none("No people listed."),
+  );
+
+  const contact =
+    p.contactEmail !== null
+      ? section("contact", "Contact", facts([["Email", h("a", { href: `mailto:${p.contactEmail}` }, p.contactEmail)]]))
+      : null;
+
+  const tokens =
+    p.tokens !== null
+      ? section(
+          "tokens",
+          "Access tokens",
+          p.tokens.length
+            ? table(
+                "Access tokens",
+                ["Prefix", "Label", "Created", "Last used", "Expires", "Revoked"],
+                p.tokens.map((t) => [
+                  h("code", null, `${t.prefix}…`),
+                  t.label ?? "—",
+                  time(t.createdAt),
+                  time(t.lastUsedAt),
+                  time(t.expiresAt),
+                  t.revokedAt ? time(t.revokedAt) : "Active",
+                ]),
+              )
+            : none("No tokens."),
+        )
+      : null;
+
+  const timeline = section(
+    "timeline",
+    "Review timeline",
+    p.reviewTimeline.length
+      ? h(
+          "ol",
+          { class: "timeline" },
+          p.reviewTimeline.map((e) =>
+            h(
+              "li",
+              { "data-kind": e.kind },
+              h("span", { class: "when" }, time(e.at)),
+              h("span", { class: "what" }, h("strong", null, humanize(e.kind)), " by ", actor(e.actor)),
+              e.note ? h("p", { class: "note" }, e.note) : null,
+            ),
+          ),
+        )
+      : none("No events yet."),
+  );
+
+  return [
+    head,
+    toc,
+    about,
+    endpoint,
+    capabilities,
+    models,
+    tools,
+    policy,
+    roles,
+    contact,
+    tokens,
+    timeline,
+    versionsSection(),
+  ].filter((x): x is HTMLElement => x !== null);
+}
+
+// ---------------------------------------------------------------- versions and their diffs
+
+const snapshots = new Map<number, Promise<Snapshot>>();
+function snapshot(version: number): Promise<Snapshot> {
+  let found = snapshots.get(version);
+  if (!found) {
+    found = readAsViewer<Version>(`/providers/${encoded}/versions/${version}`).then((r) => r.data.snapshot);
+    found.catch(() => snapshots.delete(version));
+    snapshots.set(version, found);
+  }
+  return found;
+}
+
+function show(value: unknown): Child {
+  if (value === null || value === undefined) return h("span", { class: "muted" }, "—");
+  if (Array.isArray(value) && value.every((v) => typeof v !== "object" || v === null)) {
+    return value.length ? value.join(", ") : h("span", { class: "muted" }, "(none)");
+  }
+  if (typeof value === "object") return h("pre", null, JSON.stringify(value, null, 2));
+  return String(value);
+}
+
+function diffTable(from: number, to: number, changes: Change[]): HTMLElement {
+  if (!changes.length) return none(`Version ${to} changed nothing visible to you.`);
+  return h(
+    "div",
+    { class: "table-wrap", tabindex: 0, role: "region", "aria-label": `Changes from version ${from} to ${to} (table)` },
+    h(
+      "table",
+      { class: "diff" },
+      h("caption", null, `Changes from version ${from} to version ${to}`),
+      h(
+        "thead",
+        null,
+        h(
+          "tr",
+          null,
+          h("th", { scope: "col" }, "Field"),
+          h("th", { scope: "col" }, `Version ${from}`),
+          h("th", { scope: "col" }, `Version ${to}`),
+        ),
+      ),
+      h(
+        "tbody",
+        null,
+        changes.map((c) =>
+          h(
+            "tr",
+            { class: `diff-${c.kind}` },
+            h("th", { scope: "row" }, h("code", null, c.path), c.kind !== "changed" ? ` (${c.kind})` : null),
+            h("td", { class: "before" }, show(c.before)),
+            h("td", { class: "after" }, show(c.after)),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+function versionItem(v: VersionSummary): HTMLElement {
+  const panel = h("div", { class: "diff-panel", id: uid("diff"), hidden: true });
+  const item = h(
+    "li",
+    { class: "version", "data-version": v.version },
+    h("p", null, h("strong", null, `Version ${v.version}`), " · ", time(v.createdAt), " · by ", actor(v.actor)),
+    h(
+      "p",
+      { class: "hint" },
+      v.version === 1 ? "The intake." : ["Changed: ", v.changedFields.length ? v.changedFields.join(", ") : "nothing"],
+    ),
+  );
+  if (v.version > 1) {
+    const toggle = h(
+      "button",
+      { type: "button", class: "button secondary small", "aria-expanded": "false", "aria-controls": panel.id },
+      `Show changes from version ${v.version - 1}`,
+    );
+    let loaded = false;
+    toggle.addEventListener("click", async () => {
+      const open = toggle.getAttribute("aria-expanded") === "true";
+      toggle.setAttribute("aria-expanded", String(!open));
+      toggle.textContent = `${open ? "Show" : "Hide"} changes from version ${v.version - 1}`;
+      panel.hidden = open;
+      if (open || loaded) return;
+      const progress = new Status();
+      replace(panel, progress.element);
+      progress.loading("Loading the two versions…", 0);
+      try {
+        const [before, after] = await Promise.all([snapshot(v.version - 1), snapshot(v.version)]);
+        replace(panel, diffTable(v.version - 1, v.version, diffValues(before, after)));
+        loaded = true;
+      } catch (error) {
+        replace(
+          panel,
+          errorBox(
+            error,
+            () => {
+              toggle.click();
+              toggle.click();
+            },
+            "Could not load the versions.",
+          ),
+        );
+      }
+    });
+    item.append(toggle);
+  }
+  item.append(panel);
+  return item;
+}
+
+function versionsSection(): HTMLElement {
+  const items = h("ol", { class: "versions" });
+  const more = h("button", { type: "button", class: "button secondary", hidden: true }, "Load older versions");
+  const versionStatus = new Status();
+  let cursor: string | null = null;
+  async function load(): Promise<void> {
+    more.disabled = true;
+    versionStatus.loading("Loading versions…", 0);
+    try {
+      const { data } = await readAsViewer<Page<VersionSummary>>(
+        `/providers/${encoded}/versions${query({ limit: 20, cursor })}`,
+      );
+      items.append(...data.items.map(versionItem));
+      cursor = data.nextCursor;
+      more.hidden = !cursor;
+      versionStatus.clear();
+    } catch (error) {
+      versionStatus.message(errorBox(error, () => void load(), "Could not load the versions."));
+    } finally {
+      more.disabled = false;
+    }
+  }
+  more.addEventListener("click", () => void load());
+  void load();
+  return section(
+    "versions",
+    "Version history",
+    h("p", { class: "hint" }, "Newest first."),
+    items,
+    versionStatus.element,
+    more,
+  );
+}
+
+// ---------------------------------------------------------------- load
+
+async function load(): Promise<void> {
+  replace(main, status.element);
+  status.loading("Loading the profile…", 0);
+  try {
+    if (!codeFromPath)
+      throw new ApiError({
+        title: "Not found",
+        status: 404,
+        code: "NOT_FOUND",
+        detail: "No agent code in the address.",
+      });
+    const { data, asReviewer } = await readAsViewer<Provider>(`/providers/${encoded}`);
+    replace(main, ...render(data, asReviewer));
+    if (location.hash) document.getElementById(location.hash.slice(1))?.scrollIntoView();
+  } catch (error) {
+    if (isAbort(error)) return;
+    if (error instanceof ApiError && error.status === 404) {
+      setTitle("Agent not found");
+      replace(
+        main,
+        h("h1", null, "Agent not found"),
+        h(
+          "p",
+          null,
+          `There is no agent "${codeFromPath}" that you may see. It may be private, rejected or suspended${
+            reviewerToken() ? "" : " (reviewers who are signed in see every agent)"
+          }.`,
+        ),
+        h("p", null, h("a", { class: "button secondary", href: "/" }, "Back to the directory")),
+      );
+      return;
+    }
+    replace(
+      main,
+      h("h1", null, "Agent profile"),
+      errorBox(error, () => void load(), "Could not load the profile."),
+    );
+  }
+}
+
+void load();

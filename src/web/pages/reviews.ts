@@ -1,0 +1,498 @@
+/**
+ * `/reviews`: the reviewers' dashboard. Sign in by pasting a reviewer token (kept in
+ * sessionStorage: this tab only). The active queue with its filters, in the API's order (most
+ * urgent, then oldest) or sorted here; and per item: assign, priority, comment, request changes,
+ * approve with a trust tier, reject. The queue is read again after each action.
+ */
+import { ApiError, api, isAbort, jwtClaims, query, reviewerToken, setReviewerToken } from "../client/api.ts";
+import { h, mainElement, replace, uid } from "../client/dom.ts";
+import { ACTIVE_STATUSES, PRIORITIES, TRUST_TIERS } from "../client/enums.ts";
+import type { Page, Review } from "../client/types.ts";
+import { badge, debounce, describeError, errorBox, field, humanize, options, Status, time } from "../client/ui.ts";
+
+const main = mainElement();
+const announcer = new Status("sr-status");
+const PAGE_SIZE = 20;
+/** Sorting other than the API's own reads up to this many items and sorts them here. */
+const SORT_WINDOW = 500;
+
+const SORTS = {
+  priority: "Urgency, then age",
+  oldest: "Oldest first",
+  newest: "Newest first",
+  updated: "Recently updated",
+} as const;
+type Sort = keyof typeof SORTS;
+
+function start(): void {
+  const token = reviewerToken();
+  if (token) dashboard(token);
+  else signIn();
+}
+
+// ---------------------------------------------------------------- sign in
+
+function signIn(notice?: string): void {
+  const input = h("input", {
+    id: "reviewer-token",
+    type: "password",
+    autocomplete: "off",
+    spellcheck: false,
+    required: true,
+  });
+  const error = h("div", { class: "form-error", role: "alert" });
+  const button = h("button", { type: "submit", class: "button primary" }, "Sign in");
+  const form = h(
+    "form",
+    { class: "signin", novalidate: true },
+    field(
+      "Reviewer token",
+      input,
+      h(
+        "span",
+        null,
+        "Paste a reviewer JWT (locally: ",
+        h("code", null, "npm run reviewer-token -- --sub your-name"),
+        "). It is kept for this browser tab only and forgotten when the tab closes.",
+      ),
+    ),
+    error,
+    button,
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const token = input.value.trim();
+    error.replaceChildren();
+    if (!token) {
+      error.textContent = "Paste your reviewer token first.";
+      input.setAttribute("aria-invalid", "true");
+      input.focus();
+      return;
+    }
+    button.disabled = true;
+    button.textContent = "Checking…";
+    try {
+      await api<Page<Review>>("GET", `/reviews/queue${query({ limit: 1 })}`, { token });
+      setReviewerToken(token);
+      dashboard(token);
+    } catch (e) {
+      input.setAttribute("aria-invalid", "true");
+      const status = e instanceof ApiError ? e.status : 0;
+      error.textContent =
+        status === 401
+          ? "This token was refused: it is malformed, expired, or not signed for this registry."
+          : status === 403
+            ? "This token is valid but does not carry the reviewer role."
+            : `${describeError(e).title}: ${describeError(e).detail}`;
+      input.focus();
+    } finally {
+      button.disabled = false;
+      button.textContent = "Sign in";
+    }
+  });
+  replace(
+    main,
+    h(
+      "div",
+      { class: "page-head" },
+      h("h1", null, "Review queue"),
+      h("p", { class: "lede" }, "For reviewers: sign in to see and decide the active reviews."),
+    ),
+    notice ? h("p", { class: "notice warning", role: "alert" }, notice) : null,
+    form,
+    announcer.element,
+  );
+}
+
+function signOut(notice?: string): void {
+  setReviewerToken(null);
+  signIn(notice);
+  announcer.message(notice ? "" : "Signed out.");
+}
+
+// ---------------------------------------------------------------- the dashboard
+
+function dashboard(token: string): void {
+  const claims = jwtClaims(token);
+  const me = typeof claims?.sub === "string" ? claims.sub : "";
+  const expires = typeof claims?.exp === "number" ? new Date(claims.exp * 1000).toISOString() : null;
+
+  const statusFilter = h("select", { name: "status" }, options(ACTIVE_STATUSES, null, "Any active status"));
+  const priorityFilter = h("select", { name: "priority" }, options(PRIORITIES, null, "Any priority"));
+  const assignedFilter = h("input", {
+    type: "text",
+    name: "assignedTo",
+    autocomplete: "off",
+    spellcheck: false,
+    placeholder: "a reviewer's name",
+  });
+  const providerFilter = h("input", { type: "text", name: "providerCode", autocomplete: "off", spellcheck: false });
+  const searchFilter = h("input", {
+    type: "search",
+    name: "search",
+    autocomplete: "off",
+    spellcheck: false,
+    maxlength: 200,
+    placeholder: "Review code, agent code or name",
+  });
+  const sortSelect = h(
+    "select",
+    { name: "sort" },
+    (Object.keys(SORTS) as Sort[]).map((key) => h("option", { value: key }, SORTS[key])),
+  );
+  const mine = h("input", { type: "checkbox", id: uid("mine") });
+  mine.addEventListener("change", () => {
+    assignedFilter.value = mine.checked ? me : "";
+    assignedFilter.disabled = mine.checked;
+    restart();
+  });
+
+  const status = new Status();
+  const list = h("div", { class: "queue" });
+  const more = h("button", { type: "button", class: "button secondary", hidden: true }, "Load more");
+  const sortNote = h("p", { class: "hint" });
+
+  const filters = h(
+    "form",
+    { class: "filters", "aria-label": "Filter the queue", onsubmit: (e: Event) => e.preventDefault() },
+    h("div", { class: "search-row" }, field("Search", searchFilter)),
+    h(
+      "div",
+      { class: "filter-grid" },
+      field("Status", statusFilter),
+      field("Priority", priorityFilter),
+      field("Assigned to", assignedFilter),
+      field("Agent code", providerFilter),
+      field("Sort", sortSelect),
+    ),
+    me
+      ? h("div", { class: "check mine" }, mine, h("label", { for: mine.id }, `Only reviews assigned to me (${me})`))
+      : null,
+  );
+
+  replace(
+    main,
+    h(
+      "div",
+      { class: "page-head with-aside" },
+      h("h1", null, "Review queue"),
+      h(
+        "p",
+        { class: "session" },
+        "Signed in as ",
+        h("strong", { id: "reviewer-name" }, me || "a reviewer"),
+        expires ? [" until ", time(expires)] : null,
+        " ",
+        h("button", { type: "button", class: "button link", onclick: () => signOut() }, "Sign out"),
+      ),
+    ),
+    filters,
+    sortNote,
+    status.element,
+    list,
+    more,
+    announcer.element,
+  );
+
+  let inflight: AbortController | undefined;
+  let cursor: string | null = null;
+
+  function params(): Record<string, string> {
+    return {
+      status: statusFilter.value,
+      priority: priorityFilter.value,
+      assignedTo: assignedFilter.value.trim(),
+      providerCode: providerFilter.value.trim(),
+      search: searchFilter.value.trim(),
+    };
+  }
+
+  async function fetchPage(after: string | null, limit: number, signal: AbortSignal): Promise<Page<Review>> {
+    return api<Page<Review>>("GET", `/reviews/queue${query({ ...params(), limit, cursor: after })}`, { token, signal });
+  }
+
+  async function load(append: boolean, focusAfter?: string): Promise<void> {
+    inflight?.abort();
+    const controller = new AbortController();
+    inflight = controller;
+    const sort = sortSelect.value as Sort;
+    list.setAttribute("aria-busy", "true");
+    status.loading("Loading the queue…", 0);
+    more.disabled = true;
+    try {
+      let items: Review[];
+      let next: string | null;
+      if (sort === "priority") {
+        const page = await fetchPage(append ? cursor : null, PAGE_SIZE, controller.signal);
+        items = page.items;
+        next = page.nextCursor;
+        sortNote.textContent = "";
+      } else {
+        // The API orders by priority; other orders are made here, over the first SORT_WINDOW items.
+        items = [];
+        next = null;
+        do {
+          const page = await fetchPage(next, 100, controller.signal);
+          items.push(...page.items);
+          next = page.nextCursor;
+        } while (next && items.length < SORT_WINDOW);
+        const by = (k: "createdAt" | "updatedAt", dir: 1 | -1) => (a: Review, b: Review) =>
+          dir * a[k].localeCompare(b[k]);
+        items.sort(
+          sort === "oldest" ? by("createdAt", 1) : sort === "newest" ? by("createdAt", -1) : by("updatedAt", -1),
+        );
+        sortNote.textContent = next
+          ? `Sorted here over the first ${items.length} matching reviews; narrow the filters to see the rest.`
+          : "";
+        next = null;
+      }
+      if (controller.signal.aborted) return;
+      cursor = next;
+      if (!append) list.replaceChildren();
+      if (!append && items.length === 0) {
+        replace(
+          list,
+          h(
+            "div",
+            { class: "empty" },
+            h("h2", null, "Nothing to review"),
+            h(
+              "p",
+              null,
+              Object.values(params()).some(Boolean)
+                ? "No active review matches these filters."
+                : "The queue is empty: every review is decided.",
+            ),
+          ),
+        );
+      } else {
+        list.append(...items.map(item));
+      }
+      const shown = list.querySelectorAll(".review").length;
+      status.message(`${shown} active review${shown === 1 ? "" : "s"} shown${cursor ? "; more to load" : ""}.`);
+      more.hidden = !cursor;
+      if (focusAfter) {
+        (
+          list.querySelector<HTMLElement>(`[data-review="${focusAfter}"] summary`) ??
+          list.querySelector<HTMLElement>(".review summary")
+        )?.focus();
+      }
+    } catch (error) {
+      if (isAbort(error)) return;
+      if (error instanceof ApiError && error.status === 401) {
+        signOut("Your reviewer session has ended (the token expired or was refused). Sign in again.");
+        return;
+      }
+      status.clear();
+      replace(
+        list,
+        errorBox(error, () => void load(false), "Could not load the queue."),
+      );
+      more.hidden = true;
+    } finally {
+      if (inflight === controller) list.removeAttribute("aria-busy");
+      more.disabled = false;
+    }
+  }
+
+  function restart(): void {
+    cursor = null;
+    void load(false);
+  }
+
+  // ---------------------------------------------------------------- one queue item and its actions
+
+  function item(review: Review): HTMLElement {
+    const note = h("textarea", { rows: 3, maxlength: 2000 });
+    const tier = h("select", null, options(TRUST_TIERS, null, "Keep the current tier"));
+    const priority = h("select", null, options(PRIORITIES, review.priority));
+    const assignee = h("input", {
+      type: "text",
+      autocomplete: "off",
+      spellcheck: false,
+      placeholder: me || "yourself",
+    });
+    const feedback = h("div", { class: "item-feedback" });
+    const buttons: HTMLButtonElement[] = [];
+
+    const act = (label: string, className: string, run: () => Promise<string> | null): HTMLButtonElement => {
+      const button = h("button", { type: "button", class: `button ${className}` }, label);
+      button.addEventListener("click", async () => {
+        feedback.replaceChildren();
+        let pending: Promise<string> | null;
+        try {
+          pending = run();
+        } catch (e) {
+          feedback.replaceChildren(errorBox(e));
+          return;
+        }
+        if (!pending) return;
+        for (const b of buttons) b.disabled = true;
+        button.setAttribute("aria-busy", "true");
+        const text = button.textContent;
+        button.textContent = "Working…";
+        try {
+          const done = await pending;
+          // Said once the queue shows the result.
+          await load(false, review.reviewCode);
+          announcer.message(done);
+        } catch (e) {
+          if (e instanceof ApiError && e.status === 401) {
+            signOut("Your reviewer session has ended (the token expired or was refused). Sign in again.");
+            return;
+          }
+          feedback.replaceChildren(errorBox(e, undefined, `Could not ${label.toLowerCase()}.`));
+          for (const b of buttons) b.disabled = false;
+          button.textContent = text;
+          button.removeAttribute("aria-busy");
+        }
+      });
+      buttons.push(button);
+      return button;
+    };
+
+    const needNote = (what: string): string | null => {
+      const text = note.value.trim();
+      if (text) return text;
+      feedback.replaceChildren(h("p", { class: "form-error", role: "alert" }, `Write a note to ${what}.`));
+      note.setAttribute("aria-invalid", "true");
+      note.focus();
+      return null;
+    };
+    note.addEventListener("input", () => note.removeAttribute("aria-invalid"));
+    const path = (suffix = "") => `/reviews/${encodeURIComponent(review.reviewCode)}${suffix}`;
+    const post = (suffix: string, body: Record<string, unknown>) => api<unknown>("POST", path(suffix), { token, body });
+
+    const panelId = uid("actions");
+    const heading = `${review.reviewCode}`;
+    return h(
+      "article",
+      {
+        class: "review",
+        "data-review": review.reviewCode,
+        "aria-label": `Review ${review.reviewCode} of ${review.providerName}`,
+      },
+      h(
+        "div",
+        { class: "review-head" },
+        h(
+          "h2",
+          null,
+          h("a", { href: `/providers/${encodeURIComponent(review.providerCode)}` }, review.providerName),
+          " ",
+          h("span", { class: "code" }, review.providerCode),
+        ),
+        h(
+          "p",
+          { class: "badges" },
+          badge(review.reviewCode, "neutral", "Review code"),
+          badge(humanize(review.kind), review.kind === "UPDATE" ? "info" : "neutral", "Kind"),
+          badge(humanize(review.status), review.status === "CHANGES_REQUESTED" ? "warn" : "info", "Status"),
+          badge(
+            humanize(review.priority),
+            review.priority === "URGENT" ? "bad" : review.priority === "HIGH" ? "warn" : "neutral",
+            "Priority",
+          ),
+        ),
+        h(
+          "p",
+          { class: "meta" },
+          review.assignedTo ? ["Assigned to ", h("strong", null, review.assignedTo)] : "Unassigned",
+          " · opened ",
+          time(review.createdAt),
+          " · updated ",
+          time(review.updatedAt),
+        ),
+      ),
+      h(
+        "details",
+        { class: "actions-panel" },
+        h("summary", null, `Act on ${heading}`),
+        h(
+          "div",
+          { id: panelId, class: "actions-body" },
+          h(
+            "div",
+            { class: "grid-2" },
+            h(
+              "div",
+              { class: "field-with-action" },
+              field("Assign to", assignee, "Empty: yourself."),
+              act("Assign", "secondary", () => {
+                const who = assignee.value.trim();
+                return post("/assign", who ? { assignee: who } : {}).then(
+                  () => `${review.reviewCode} assigned to ${who || me || "you"}.`,
+                );
+              }),
+            ),
+            h(
+              "div",
+              { class: "field-with-action" },
+              field("Priority", priority),
+              act("Set priority", "secondary", () =>
+                api("PATCH", path(), { token, body: { priority: priority.value } }).then(
+                  () => `${review.reviewCode} priority set to ${humanize(priority.value)}.`,
+                ),
+              ),
+            ),
+          ),
+          field(
+            "Note",
+            note,
+            "Required to comment, request changes or reject. Shown to the agent's owner and to reviewers.",
+          ),
+          h(
+            "div",
+            { class: "button-row" },
+            act("Comment", "secondary", () => {
+              const text = needNote("comment");
+              return text
+                ? post("/comments", { note: text }).then(() => `Comment added to ${review.reviewCode}.`)
+                : null;
+            }),
+            act("Request changes", "warn", () => {
+              const text = needNote("say what must change");
+              return text
+                ? post("/decision", { decision: "REQUEST_CHANGES", note: text }).then(
+                    () => `Changes requested on ${review.reviewCode}.`,
+                  )
+                : null;
+            }),
+          ),
+          h(
+            "div",
+            { class: "decide" },
+            field("Trust tier on approval", tier),
+            h(
+              "div",
+              { class: "button-row" },
+              act("Approve", "good", () => {
+                const body: Record<string, unknown> = { decision: "APPROVE" };
+                if (tier.value) body.trustTier = tier.value;
+                if (note.value.trim()) body.note = note.value.trim();
+                return post("/decision", body).then(
+                  () => `${review.reviewCode} approved${tier.value ? ` as ${humanize(tier.value)}` : ""}.`,
+                );
+              }),
+              act("Reject", "bad", () => {
+                const text = needNote("say why it is rejected");
+                return text
+                  ? post("/decision", { decision: "REJECT", note: text }).then(() => `${review.reviewCode} rejected.`)
+                  : null;
+              }),
+            ),
+          ),
+          feedback,
+        ),
+      ),
+    );
+  }
+
+  const typed = debounce(restart, 300);
+  for (const input of [searchFilter, assignedFilter, providerFilter]) input.addEventListener("input", typed);
+  for (const select of [statusFilter, priorityFilter, sortSelect]) select.addEventListener("change", restart);
+  more.addEventListener("click", () => void load(true));
+  restart();
+}
+
+start();

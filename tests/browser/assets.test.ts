@@ -1,0 +1,209 @@
+/**
+ * The pages over HTTP, without a browser: each page's shell and its assets answer with the right
+ * Content-Type, caching and security headers; assets are same-origin, content-hashed and gzipped
+ * when asked; GraphiQL's page carries its own policy. And the pages' copies of the server's lists
+ * and their pure helpers behave.
+ */
+import { gunzipSync } from "node:zlib";
+import { describe, expect, test } from "@jest/globals";
+import * as providerRules from "../../src/providers/provider.rules.ts";
+import * as reviewRules from "../../src/reviews/review.rules.ts";
+import { diffValues } from "../../src/web/client/diff.ts";
+import * as enums from "../../src/web/client/enums.ts";
+import { acceptsGzip, GRAPHIQL_CSP, PAGE_CSP, pageOf } from "../../src/web/web.plugin.ts";
+import { app, call } from "../helpers.ts";
+
+const PAGES = ["/", "/intake", "/reviews", "/providers/some-agent"];
+
+async function get(path: string, headers: Record<string, string> = {}) {
+  return app.fetch(`http://registry.test${path}`, { headers });
+}
+
+/** The same-origin URLs a shell refers to (scripts, styles, icons, preloads). */
+function assetUrls(html: string): string[] {
+  return [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1] as string);
+}
+
+describe("page shells", () => {
+  test.each(PAGES)("%s is HTML that revalidates, with a same-origin CSP", async (path) => {
+    const res = await get(path);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(res.headers.get("cache-control")).toBe("no-cache");
+    expect(res.headers.get("content-security-policy")).toBe(PAGE_CSP);
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+    const html = await res.text();
+    expect(html).toMatch(/^<!doctype html>/);
+    expect(html).toContain('<meta name="viewport"');
+    // Nothing from another origin: every src/href is a path or a fragment.
+    const refs = [...html.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1] as string);
+    expect(refs.filter((r) => !r.startsWith("/") && !r.startsWith("#"))).toEqual([]);
+    expect(assetUrls(html).some((u) => u.endsWith(".js"))).toBe(true);
+    expect(assetUrls(html).some((u) => u.endsWith(".css"))).toBe(true);
+  });
+
+  test("the policy allows same-origin scripts, styles and requests only", () => {
+    expect(PAGE_CSP).toContain("default-src 'self'");
+    expect(PAGE_CSP).toContain("script-src 'self'");
+    expect(PAGE_CSP).not.toContain("unsafe");
+    expect(PAGE_CSP).toContain("frame-ancestors 'none'");
+  });
+
+  test("an unchanged shell answers 304 to its ETag; HEAD has headers and no body", async () => {
+    const first = await get("/intake");
+    const etag = first.headers.get("etag");
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    const again = await get("/intake", { "if-none-match": etag as string });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe("");
+    const head = await app.fetch("http://registry.test/reviews", { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(await head.text()).toBe("");
+  });
+
+  test("a page refuses other methods with 405 and Allow", async () => {
+    const answer = await call("POST", "/intake", { body: {} });
+    expect(answer.status).toBe(405);
+    expect(answer.headers.get("allow")).toBe("GET, HEAD");
+  });
+
+  test("only the pages' paths are pages", () => {
+    expect(pageOf("/")).toBe("directory");
+    expect(pageOf("/providers/route-planner")).toBe("profile");
+    expect(pageOf("/providers/a/b")).toBeNull();
+    expect(pageOf("/providers/")).toBeNull();
+    expect(pageOf("/api/v1")).toBeNull();
+  });
+});
+
+describe("assets", () => {
+  test("scripts, the stylesheet and the icon have their types and are cached for ever", async () => {
+    const html = await (await get("/intake")).text();
+    const urls = assetUrls(html);
+    const types = new Map<string, string>();
+    for (const url of urls) {
+      const res = await get(url);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+      types.set(url.slice(url.lastIndexOf(".")), res.headers.get("content-type") as string);
+      expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(0);
+    }
+    expect(types.get(".js")).toBe("text/javascript; charset=utf-8");
+    expect(types.get(".css")).toBe("text/css; charset=utf-8");
+    expect(types.get(".svg")).toBe("image/svg+xml");
+  });
+
+  test("a script is gzipped for a client that takes gzip, and the same bytes unzipped", async () => {
+    const html = await (await get("/intake")).text();
+    const script = assetUrls(html).find((u) => u.includes("/intake-")) as string;
+    const plain = Buffer.from(await (await get(script)).arrayBuffer());
+    const zipped = await get(script, { "accept-encoding": "gzip, deflate, br" });
+    expect(zipped.headers.get("content-encoding")).toBe("gzip");
+    expect(zipped.headers.get("vary")).toBe("Accept-Encoding");
+    const bytes = Buffer.from(await zipped.arrayBuffer());
+    expect(bytes.byteLength).toBeLessThan(plain.byteLength);
+    expect(gunzipSync(bytes).equals(plain)).toBe(true);
+    expect((await get(script, { "accept-encoding": "gzip;q=0" })).headers.get("content-encoding")).toBeNull();
+  });
+
+  test("an unknown asset is a 404 that is not cached", async () => {
+    const res = await get("/assets/intake-NOTAHASH.js");
+    expect(res.status).toBe(404);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+  });
+
+  test("the pages load small: the validation library is left to a chunk loaded later", async () => {
+    for (const page of PAGES) {
+      const html = await (await get(page)).text();
+      let total = 0;
+      for (const url of assetUrls(html).filter((u) => u.endsWith(".js"))) {
+        total += (await (await get(url)).arrayBuffer()).byteLength;
+      }
+      expect(total).toBeLessThan(60_000);
+    }
+  });
+
+  test("acceptsGzip reads Accept-Encoding", () => {
+    expect(acceptsGzip("gzip")).toBe(true);
+    expect(acceptsGzip("br, gzip;q=0.5")).toBe(true);
+    expect(acceptsGzip("*")).toBe(true);
+    expect(acceptsGzip("gzip;q=0")).toBe(false);
+    expect(acceptsGzip("br")).toBe(false);
+    expect(acceptsGzip(null)).toBe(false);
+  });
+});
+
+describe("GraphiQL", () => {
+  test("its page is served with its own policy, still same-origin only", async () => {
+    const res = await get("/graphql", { accept: "text/html" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(res.headers.get("content-security-policy")).toBe(GRAPHIQL_CSP);
+    expect(GRAPHIQL_CSP).toContain("default-src 'self'");
+    expect(GRAPHIQL_CSP).toContain("connect-src 'self'");
+    const html = await res.text();
+    // No script or stylesheet from a CDN.
+    expect(html).not.toMatch(/<(?:script|link)[^>]+(?:src|href)="https?:/);
+  });
+
+  test("a GraphQL answer keeps its own headers", async () => {
+    const res = await app.fetch("http://registry.test/graphql", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: "{ api { name } }" }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-security-policy")).toBeNull();
+  });
+});
+
+describe("the pages' copies of the server's lists", () => {
+  test.each([
+    ["AGENT_TYPES", providerRules.AGENT_TYPES],
+    ["VISIBILITIES", providerRules.VISIBILITIES],
+    ["TRUST_TIERS", providerRules.TRUST_TIERS],
+    ["REVIEW_STAGES", providerRules.REVIEW_STAGES],
+    ["MODEL_ROLES", providerRules.MODEL_ROLES],
+    ["TOOL_KINDS", providerRules.TOOL_KINDS],
+    ["TOOL_SCOPES", providerRules.TOOL_SCOPES],
+    ["PROTOCOLS", providerRules.PROTOCOLS],
+    ["AUTH_SCHEMES", providerRules.AUTH_SCHEMES],
+    ["HUMAN_OVERSIGHT", providerRules.HUMAN_OVERSIGHT],
+    ["ROLE_KINDS", providerRules.ROLE_KINDS],
+    ["ACTIVE_STATUSES", reviewRules.ACTIVE_STATUSES],
+    ["PRIORITIES", reviewRules.PRIORITIES],
+  ] as const)("%s matches the server's", (name, server) => {
+    expect((enums as Record<string, readonly string[]>)[name]).toEqual(server);
+  });
+});
+
+describe("version diff", () => {
+  test("names each changed path with its values", () => {
+    const before = {
+      summary: "Plans routes",
+      labels: ["maps"],
+      policy: null,
+      tools: [{ name: "a", scopes: ["READ_ONLY"] }],
+    };
+    const after = {
+      summary: "Plans routes fast",
+      labels: ["maps", "fast"],
+      policy: { humanOversight: "ALWAYS" },
+      tools: [
+        { name: "a", scopes: ["READ_ONLY", "WRITE"] },
+        { name: "b", scopes: [] },
+      ],
+    };
+    expect(diffValues(before, after)).toEqual([
+      { path: "summary", kind: "changed", before: "Plans routes", after: "Plans routes fast" },
+      { path: "labels", kind: "changed", before: ["maps"], after: ["maps", "fast"] },
+      { path: "policy", kind: "added", before: null, after: { humanOversight: "ALWAYS" } },
+      { path: "tools.0.scopes", kind: "changed", before: ["READ_ONLY"], after: ["READ_ONLY", "WRITE"] },
+      { path: "tools.1", kind: "added", before: null, after: { name: "b", scopes: [] } },
+    ]);
+    expect(diffValues(after, before).find((c) => c.path === "tools.1")?.kind).toBe("removed");
+    expect(diffValues(before, structuredClone(before))).toEqual([]);
+  });
+});

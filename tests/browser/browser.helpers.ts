@@ -1,0 +1,127 @@
+/**
+ * Browser test helpers: the real app on a real port, Debian's Chromium driven by playwright-core,
+ * contexts that refuse (and record) every request leaving localhost, and screenshots kept as test
+ * artifacts in tests/browser/artifacts/.
+ */
+import { mkdirSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { app } from "../helpers.ts";
+
+export const ARTIFACTS = fileURLToPath(new URL("./artifacts/", import.meta.url));
+export const PHONE = { width: 390, height: 844 } as const;
+export const DESKTOP = { width: 1280, height: 900 } as const;
+
+export interface Running {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The app of the test configuration, listening on 127.0.0.1 on a free port. */
+export async function startServer(): Promise<Running> {
+  const server: Server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
+
+/** What a context saw that a test must fail on. */
+export interface Watch {
+  /** Requests to anywhere but the server under test, refused. */
+  external: string[];
+  /** Uncaught exceptions in pages. */
+  pageErrors: string[];
+  /** Content-Security-Policy violations reported on the console. */
+  cspViolations: string[];
+}
+
+/**
+ * A browser context at a viewport size whose pages may reach the server under test only: any
+ * other request is aborted and recorded (the test then fails on `watch.external`).
+ */
+export async function openContext(
+  browser: Browser,
+  base: string,
+  viewport: { width: number; height: number } = DESKTOP,
+): Promise<{ context: BrowserContext; watch: Watch }> {
+  const context = await browser.newContext({ viewport, baseURL: base, locale: "en-GB", timezoneId: "UTC" });
+  const watch: Watch = { external: [], pageErrors: [], cspViolations: [] };
+  const origin = new URL(base).origin;
+  await context.route("**/*", async (route) => {
+    const url = route.request().url();
+    if (new URL(url).origin === origin) return route.fallback();
+    watch.external.push(url);
+    return route.abort("blockedbyclient");
+  });
+  context.on("page", (page) => observe(page, watch));
+  return { context, watch };
+}
+
+function observe(page: Page, watch: Watch): void {
+  page.on("pageerror", (error) => watch.pageErrors.push(`${page.url()}: ${error.message}`));
+  page.on("console", (message) => {
+    if (/Content Security Policy/i.test(message.text())) watch.cspViolations.push(message.text());
+  });
+}
+
+/** Fails when a context saw an external request, an uncaught error or a CSP violation. */
+export function expectClean(watch: Watch): void {
+  const trouble = [
+    ...watch.external.map((u) => `external request: ${u}`),
+    ...watch.pageErrors.map((e) => `page error: ${e}`),
+    ...watch.cspViolations.map((c) => `CSP violation: ${c}`),
+  ];
+  if (trouble.length) throw new Error(trouble.join("\n"));
+}
+
+/** Saves a full-page screenshot as tests/browser/artifacts/{name}.png. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
+}
+
+/** Controls (inputs, selects, textareas, buttons) without an accessible name: should be none. */
+export function unlabelledControls(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const missing: string[] = [];
+    for (const el of document.querySelectorAll<HTMLElement>("input, select, textarea, button")) {
+      if ((el as HTMLInputElement).type === "hidden") continue;
+      const labelled =
+        ((el as HTMLInputElement).labels?.length ?? 0) > 0 ||
+        el.getAttribute("aria-label") ||
+        el.getAttribute("aria-labelledby") ||
+        (el.tagName === "BUTTON" && el.textContent?.trim());
+      if (!labelled) missing.push(el.outerHTML.slice(0, 120));
+    }
+    return missing;
+  });
+}
+
+/** Whether the page is wider than its viewport (a horizontal scroll bar at phone width). */
+export function overflowsHorizontally(page: Page): Promise<boolean> {
+  return page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth + 1);
+}

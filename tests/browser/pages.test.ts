@@ -1,0 +1,695 @@
+/**
+ * The pages in a real browser (Debian's Chromium through playwright-core) against the real app on
+ * a real port. Every context refuses requests that leave the server under test, and each test
+ * fails if a page tried one, threw, or broke its Content-Security-Policy. Screenshots of each page
+ * at phone and desktop width go to tests/browser/artifacts/.
+ */
+import { afterAll, beforeAll, describe, expect, jest, test } from "@jest/globals";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
+import { activeReviewCode, approve, call, intake, reviewerToken, uniqueCode } from "../helpers.ts";
+import {
+  DESKTOP,
+  expectClean,
+  launchBrowser,
+  openContext,
+  overflowsHorizontally,
+  PHONE,
+  type Running,
+  screenshot,
+  startServer,
+  unlabelledControls,
+  type Watch,
+} from "./browser.helpers.ts";
+
+jest.setTimeout(120_000);
+
+const TOKEN_KEY = "agent-registry.reviewer-token";
+const WAIT = { timeout: 15_000 };
+
+let server: Running;
+let browser: Browser;
+
+beforeAll(async () => {
+  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** A fresh context (its own sessionStorage), watched; closed and checked by `done()`. */
+async function open(viewport: { width: number; height: number } = DESKTOP, reviewer?: string) {
+  const opened = await openContext(browser, server.url, viewport);
+  if (reviewer) {
+    await opened.context.addInitScript(
+      ({ key, token }) => {
+        // Pages only: about:blank has no storage.
+        if (location.protocol === "http:") sessionStorage.setItem(key, token);
+      },
+      { key: TOKEN_KEY, token: reviewer },
+    );
+  }
+  const page = await opened.context.newPage();
+  return { ...opened, page };
+}
+
+async function done(opened: { context: BrowserContext; watch: Watch }): Promise<void> {
+  await opened.context.close();
+  expectClean(opened.watch);
+}
+
+/** The text of the error shown for a control (through its aria-describedby), or "". */
+function errorOf(control: Locator): Promise<string> {
+  return control.evaluate((el) =>
+    (el.getAttribute("aria-describedby") ?? "")
+      .split(" ")
+      .map((id) => document.getElementById(id))
+      .filter((e) => e?.classList.contains("field-error"))
+      .map((e) => e?.textContent ?? "")
+      .join(" "),
+  );
+}
+
+const text = async (locator: Locator) => ((await locator.textContent()) ?? "").replace(/\s+/g, " ").trim();
+
+/** Reviewer sign-in through the form. */
+async function signIn(page: Page, token: string): Promise<void> {
+  await page.goto("/reviews");
+  await page.getByLabel("Reviewer token").fill(token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Review queue" }).waitFor(WAIT);
+  await page.getByText("Signed in as").waitFor(WAIT);
+}
+
+/** The queue item of a review, on the dashboard. */
+const reviewItem = (page: Page, reviewCode: string) => page.locator(`article[data-review="${reviewCode}"]`);
+
+describe("intake, review and directory", () => {
+  test("an agent submitted from the form is approved from the dashboard and then found in the directory", async () => {
+    const taken = (await intake()).providerCode;
+    const code = uniqueCode("form");
+    const word = `Albatross${code.slice(-6)}`;
+    const owner = await open();
+    await owner.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
+    const page = owner.page;
+    const posts: string[] = [];
+    page.on("request", (r) => {
+      if (r.method() === "POST" && new URL(r.url()).pathname === "/api/v1/providers") posts.push(r.postData() ?? "");
+    });
+    await page.goto("/intake");
+    const about = page.getByRole("region", { name: "About the agent" });
+    await about.getByLabel("Name", { exact: true }).waitFor(WAIT);
+    expect(await unlabelledControls(page)).toEqual([]);
+
+    // 1. Checked as the server checks, before anything is sent; problems beside their fields.
+    await page.getByRole("button", { name: "Submit for review" }).click();
+    await page.getByRole("alert").filter({ hasText: "Please correct" }).waitFor(WAIT);
+    expect(await errorOf(about.getByLabel("Name", { exact: true }))).toContain("must not be empty");
+    expect(await errorOf(about.getByLabel("Summary"))).toContain("must not be empty");
+    expect(await errorOf(page.getByLabel("Contact email"))).toContain("email");
+    expect(await errorOf(page.getByLabel("Endpoint URL"))).toContain("https:");
+    expect(await errorOf(page.getByLabel("Protocol"))).not.toBe("");
+    expect(await about.getByLabel("Name", { exact: true }).getAttribute("aria-invalid")).toBe("true");
+    expect(posts).toHaveLength(0);
+
+    // 2. Every section, lists added and removed (the first list item by keyboard).
+    await about.getByLabel("Name", { exact: true }).fill(`Form Planner ${word}`);
+    await about.getByLabel("Summary").fill("Plans delivery routes, submitted from the form");
+    await about.getByLabel("Description").fill("Line one.\n\nLine **two**.");
+    await about.getByLabel("Agent type").selectOption({ label: "Workflow" });
+    await about.getByLabel("Visibility").selectOption({ label: "Public" });
+    await about.getByLabel("Provider code").fill(taken);
+    await about.getByLabel("Labels").fill("Maps, routing , form-test");
+    await page.getByLabel("Contact email").fill("ops@example.com");
+    await page.getByLabel("Endpoint URL").fill("https://form.example.com/a2a");
+    await page.getByLabel("Protocol").selectOption({ label: "A2A" });
+    await page.getByLabel("Authentication").selectOption({ label: "Bearer" });
+    await page.getByLabel("Health check URL").fill("https://form.example.com/health");
+
+    await page.getByRole("button", { name: "Add capability" }).focus();
+    await page.keyboard.press("Enter");
+    expect(await page.evaluate(() => (document.activeElement as HTMLInputElement).labels?.[0]?.textContent)).toMatch(
+      /^Key/,
+    );
+    await page.keyboard.type("plan-route");
+    const cap1 = page.getByRole("group", { name: "Capability 1" });
+    await cap1.getByLabel("Name", { exact: true }).fill("Plan a route");
+    await page.getByRole("button", { name: "Add capability" }).click();
+    const cap2 = page.getByRole("group", { name: "Capability 2" });
+    await cap2.getByLabel("Key").fill("eta");
+    await cap2.getByLabel("Name", { exact: true }).fill("Estimate arrival");
+    await cap2.getByLabel("Description").fill("Minutes to arrival");
+    await cap2.getByLabel("Tags").fill("time, eta");
+    await cap2.getByLabel("Input modes").fill("application/json");
+    await cap2.getByLabel("Output modes").fill("application/json, text/plain");
+    await page.getByRole("button", { name: "Remove capability 1" }).click();
+    // The second became the first, its values kept.
+    expect(await page.getByRole("group", { name: /^Capability \d$/ }).count()).toBe(1);
+    expect(await page.getByRole("group", { name: "Capability 1" }).getByLabel("Key").inputValue()).toBe("eta");
+
+    await page.getByRole("button", { name: "Add model" }).click();
+    const model = page.getByRole("group", { name: "Model 1" });
+    await model.getByLabel("Vendor").fill("Example AI");
+    await model.getByLabel("Model", { exact: true }).fill("router-large");
+    await model.getByLabel("Role").selectOption({ label: "Fallback" });
+    await model.getByLabel("Context window").fill("128000");
+
+    await page.getByRole("button", { name: "Add tool" }).click();
+    const tool = page.getByRole("group", { name: "Tool 1", exact: true });
+    await tool.getByLabel("Name", { exact: true }).fill("geocode");
+    await tool.getByLabel("Kind").selectOption({ label: "HTTP" });
+    await tool.getByLabel("Description").fill("Address to coordinates");
+    await tool.getByLabel("Read only").check();
+    await tool.getByLabel("External").check();
+
+    const policy = page.getByRole("region", { name: "Usage policy", exact: true });
+    await policy.getByLabel("Human oversight").selectOption({ label: "On request" });
+    await policy.getByLabel("Data retention (days)").fill("30");
+    await policy.getByLabel("Allowed use cases").fill("Routing\nArrival estimates\n");
+    await policy.getByLabel("Prohibited use cases").fill("Surveillance");
+    await policy.getByLabel("Terms URL").fill("https://form.example.com/terms");
+
+    await page.getByRole("button", { name: "Add role" }).click();
+    await page.getByRole("group", { name: "Role 1" }).getByLabel("Subject").fill("ops@example.com");
+    await page.getByRole("button", { name: "Add role" }).click();
+    await page.getByRole("group", { name: "Role 2" }).getByLabel("Subject").fill("@route-team");
+    await page.getByRole("group", { name: "Role 2" }).getByLabel("Role").selectOption({ label: "Maintainer" });
+    expect(await unlabelledControls(page)).toEqual([]);
+
+    // 3. The server's refusal (a code that is taken) is shown beside the field it names.
+    await page.getByRole("button", { name: "Submit for review" }).click();
+    await page.getByRole("alert").filter({ hasText: "could not accept" }).waitFor(WAIT);
+    expect(await errorOf(about.getByLabel("Provider code"))).toContain("already taken");
+    expect(posts).toHaveLength(1);
+
+    // 4. Sent: exactly the intake body.
+    await about.getByLabel("Provider code").fill(code);
+    await page.getByRole("button", { name: "Submit for review" }).click();
+    await page.getByRole("heading", { name: "Submitted for review" }).waitFor(WAIT);
+    expect(posts).toHaveLength(2);
+    expect(JSON.parse(posts[1] as string)).toEqual({
+      providerCode: code,
+      name: `Form Planner ${word}`,
+      summary: "Plans delivery routes, submitted from the form",
+      description: "Line one.\n\nLine **two**.",
+      labels: ["Maps", "routing", "form-test"],
+      agentType: "WORKFLOW",
+      visibility: "PUBLIC",
+      contactEmail: "ops@example.com",
+      capabilities: [
+        {
+          key: "eta",
+          name: "Estimate arrival",
+          description: "Minutes to arrival",
+          tags: ["time", "eta"],
+          inputModes: ["application/json"],
+          outputModes: ["application/json", "text/plain"],
+        },
+      ],
+      models: [{ vendor: "Example AI", model: "router-large", role: "FALLBACK", contextWindow: 128000 }],
+      tools: [
+        { name: "geocode", kind: "HTTP", description: "Address to coordinates", scopes: ["READ_ONLY", "EXTERNAL"] },
+      ],
+      endpoint: {
+        url: "https://form.example.com/a2a",
+        protocol: "A2A",
+        authScheme: "BEARER",
+        healthUrl: "https://form.example.com/health",
+      },
+      policy: {
+        humanOversight: "ON_REQUEST",
+        dataRetentionDays: 30,
+        allowedUseCases: ["Routing", "Arrival estimates"],
+        prohibitedUseCases: ["Surveillance"],
+        termsUrl: "https://form.example.com/terms",
+      },
+      roles: [
+        { subject: "ops@example.com", role: "OWNER" },
+        { subject: "@route-team", role: "MAINTAINER" },
+      ],
+    });
+
+    // 5. The review code and the token, once, with a copy button and a plain warning.
+    const reviewCode = await activeReviewCode(code);
+    expect(await text(page.locator("#result-review"))).toBe(reviewCode);
+    const token = await page.getByLabel("Access token").inputValue();
+    expect(token).toMatch(/^agr_[0-9A-Za-z]{38}$/);
+    expect(await text(page.getByRole("note"))).toContain("it will not be shown again");
+    await page.getByRole("button", { name: "Copy token" }).click();
+    await page.getByText("Copied to the clipboard.").waitFor(WAIT);
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(token);
+    // It is the owner's token indeed.
+    const own = await call("GET", `/api/v1/providers/${code}`, { token });
+    expect(own.status).toBe(200);
+    expect(own.body.contactEmail).toBe("ops@example.com");
+    await screenshot(page, "intake-submitted-desktop");
+    await page.reload();
+    await page.getByRole("button", { name: "Submit for review" }).waitFor(WAIT);
+    expect(await page.content()).not.toContain(token);
+
+    // 6. Not in the directory before review.
+    const visitor = await open();
+    await visitor.page.goto(`/?search=${encodeURIComponent(word)}`);
+    await visitor.page.getByRole("heading", { name: "No agents match" }).waitFor(WAIT);
+
+    // 7. A reviewer approves it from the dashboard, with a trust tier; the queue updates.
+    const reviewer = await open();
+    await reviewer.page.goto("/reviews");
+    await reviewer.page.getByLabel("Reviewer token").fill("not-a-token");
+    await reviewer.page.getByRole("button", { name: "Sign in" }).click();
+    await reviewer.page.getByText("This token was refused").waitFor(WAIT);
+    expect(await reviewer.page.evaluate((key) => sessionStorage.getItem(key), TOKEN_KEY)).toBeNull();
+    await signIn(reviewer.page, await reviewerToken("approver-ui"));
+    await reviewer.page.getByLabel("Search", { exact: true }).fill(word);
+    const item = reviewItem(reviewer.page, reviewCode);
+    await item.waitFor(WAIT);
+    await item.getByText(`Act on ${reviewCode}`).click();
+    await item.getByLabel("Trust tier on approval").selectOption({ label: "Verified" });
+    await item.getByRole("button", { name: "Approve" }).click();
+    await reviewer.page.getByRole("heading", { name: "Nothing to review" }).waitFor(WAIT);
+    const approved = await call("GET", `/api/v1/providers/${code}`, { token: await reviewerToken() });
+    expect([approved.body.reviewStage, approved.body.trustTier]).toEqual(["APPROVED", "VERIFIED"]);
+
+    // 8. Now anyone finds it by typing, and its card leads to the profile.
+    await visitor.page.goto("/");
+    await visitor.page
+      .getByLabel("Search", { exact: true })
+      .pressSequentially(word.toLowerCase().slice(0, 12), { delay: 30 });
+    await visitor.page.waitForURL(`/?search=${word.toLowerCase().slice(0, 12)}`, WAIT);
+    await visitor.page.getByText("1 agent on page 1.").waitFor(WAIT);
+    const card = visitor.page.getByRole("link", { name: `Form Planner ${word}` });
+    await card.click();
+    await visitor.page.getByRole("heading", { level: 1, name: `Form Planner ${word}` }).waitFor(WAIT);
+    expect(new URL(visitor.page.url()).pathname).toBe(`/providers/${code}`);
+    const timeline = visitor.page.getByRole("region", { name: "Review timeline", exact: true });
+    expect(await text(timeline)).toContain("Approved by a reviewer");
+    expect(await text(visitor.page.getByRole("region", { name: "Capabilities", exact: true }))).toContain(
+      "Estimate arrival",
+    );
+    expect(await visitor.page.content()).not.toContain(token);
+
+    await Promise.all([done(owner), done(visitor), done(reviewer)]);
+  });
+});
+
+describe("the reviewers' dashboard", () => {
+  test("assign, priority, comment, request changes, reject and sort; the queue follows each action", async () => {
+    const word = `Quokka${uniqueCode("").slice(-8)}`;
+    const a = await intake({ name: `${word} Alpha` });
+    const b = await intake({ name: `${word} Beta` });
+    const [ra, rb] = [await activeReviewCode(a.providerCode), await activeReviewCode(b.providerCode)];
+    const reviewer = await open();
+    const page = reviewer.page;
+    await signIn(page, await reviewerToken("ui-reviewer"));
+    // Kept for this tab only.
+    expect(
+      await page.evaluate((key) => [sessionStorage.getItem(key) !== null, localStorage.length], TOKEN_KEY),
+    ).toEqual([true, 0]);
+    await page.getByLabel("Search", { exact: true }).fill(word);
+    await page.waitForFunction(() => document.querySelectorAll("article.review").length === 2);
+    await reviewItem(page, rb).waitFor(WAIT);
+    expect(await unlabelledControls(page)).toEqual([]);
+
+    const itemA = reviewItem(page, ra);
+    await itemA.getByText(`Act on ${ra}`).click();
+
+    // Assign to oneself.
+    await itemA.getByRole("button", { name: "Assign" }).click();
+    await page.getByText(`${ra} assigned to ui-reviewer.`).waitFor(WAIT);
+    expect(await text(reviewItem(page, ra).locator(".meta"))).toContain("Assigned to ui-reviewer");
+
+    // Priority: URGENT comes first in the API's order.
+    await reviewItem(page, rb).getByText(`Act on ${rb}`).click();
+    await reviewItem(page, rb).getByLabel("Priority").selectOption({ label: "Urgent" });
+    await reviewItem(page, rb).getByRole("button", { name: "Set priority" }).click();
+    await page.getByText(`${rb} priority set to Urgent.`).waitFor(WAIT);
+    expect(await page.locator("article.review").first().getAttribute("data-review")).toBe(rb);
+    await page.getByLabel("Sort").selectOption({ label: "Oldest first" });
+    await page.waitForFunction(
+      (code) => document.querySelector("article.review")?.getAttribute("data-review") === code,
+      ra,
+    );
+    await page.getByLabel("Sort").selectOption({ label: "Urgency, then age" });
+    await page.waitForFunction(
+      (code) => document.querySelector("article.review")?.getAttribute("data-review") === code,
+      rb,
+    );
+
+    // Only mine.
+    await page.getByLabel("Only reviews assigned to me (ui-reviewer)").check();
+    await page.waitForFunction(() => document.querySelectorAll("article.review").length === 1);
+    expect(await page.locator("article.review").getAttribute("data-review")).toBe(ra);
+    await page.getByLabel("Only reviews assigned to me (ui-reviewer)").uncheck();
+    await page.waitForFunction(() => document.querySelectorAll("article.review").length === 2);
+
+    // A comment needs a note; then it is on the timeline.
+    const itemA2 = reviewItem(page, ra);
+    await itemA2.getByText(`Act on ${ra}`).click();
+    await itemA2.getByRole("button", { name: "Comment" }).click();
+    await itemA2.getByText("Write a note to comment.").waitFor(WAIT);
+    expect(await itemA2.getByLabel("Note").evaluate((el) => el === document.activeElement)).toBe(true);
+    await itemA2.getByLabel("Note").fill("Please add a privacy URL");
+    await itemA2.getByRole("button", { name: "Comment" }).click();
+    await page.getByText(`Comment added to ${ra}.`).waitFor(WAIT);
+    const profile = await call("GET", `/api/v1/providers/${a.providerCode}`, { token: await reviewerToken() });
+    expect(profile.body.reviewTimeline.map((e: { kind: string; note: string }) => [e.kind, e.note])).toContainEqual([
+      "COMMENTED",
+      "Please add a privacy URL",
+    ]);
+
+    // Request changes: the item's status changes, and the status filter finds it.
+    const itemA3 = reviewItem(page, ra);
+    await itemA3.getByText(`Act on ${ra}`).click();
+    await itemA3.getByLabel("Note").fill("Endpoint must be reachable");
+    await itemA3.getByRole("button", { name: "Request changes" }).click();
+    await page.getByText(`Changes requested on ${ra}.`).waitFor(WAIT);
+    expect(await text(reviewItem(page, ra).locator(".badges"))).toContain("Changes requested");
+    await page.getByLabel("Status").selectOption({ label: "Changes requested" });
+    await page.waitForFunction(() => document.querySelectorAll("article.review").length === 1);
+    expect(await page.locator("article.review").getAttribute("data-review")).toBe(ra);
+    await page.getByLabel("Status").selectOption({ label: "Any active status" });
+    await reviewItem(page, rb).waitFor(WAIT);
+
+    // Reject (a note is required): it leaves the queue.
+    const itemB = reviewItem(page, rb);
+    await itemB.getByText(`Act on ${rb}`).click();
+    await itemB.getByRole("button", { name: "Reject" }).click();
+    await itemB.getByText("Write a note to say why it is rejected.").waitFor(WAIT);
+    await itemB.getByLabel("Note").fill("Not an agent");
+    await itemB.getByRole("button", { name: "Reject" }).click();
+    await page.getByText(`${rb} rejected.`).waitFor(WAIT);
+    await reviewItem(page, rb).waitFor({ state: "detached", ...WAIT });
+    const rejected = await call("GET", `/api/v1/reviews/${rb}`, { token: await reviewerToken() });
+    expect(rejected.body.status).toBe("REJECTED");
+
+    // A decision the workflow refuses (approving while changes are requested) shows the server's 409.
+    const stale = reviewItem(page, ra);
+    await stale.getByText(`Act on ${ra}`).click();
+    await stale.getByRole("button", { name: "Approve" }).click();
+    await stale.getByRole("alert").filter({ hasText: "Could not approve" }).waitFor(WAIT);
+    expect(await text(stale.getByRole("alert"))).toContain("CHANGES_REQUESTED");
+
+    // Another tab has its own session; signing out forgets the token.
+    const other = await reviewer.context.newPage();
+    await other.goto("/reviews");
+    await other.getByLabel("Reviewer token").waitFor(WAIT);
+    await other.close();
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByLabel("Reviewer token").waitFor(WAIT);
+    expect(await page.evaluate((key) => sessionStorage.getItem(key), TOKEN_KEY)).toBeNull();
+    await done(reviewer);
+  });
+});
+
+describe("the directory", () => {
+  test("filters, debounced search, cursor paging and the empty state", async () => {
+    const label = `dir-${uniqueCode("").slice(-8)}`;
+    const word = `Pangolin${label.slice(-6)}`;
+    const codes: string[] = [];
+    for (let i = 0; i < 21; i++) {
+      const p = await intake({
+        name: `${word} item${i}`,
+        labels: [label],
+        agentType: i === 0 ? "TOOL_SERVER" : "ASSISTANT",
+      });
+      await approve(p.providerCode, i === 0 ? "OFFICIAL" : undefined);
+      codes.push(p.providerCode);
+    }
+    const visitor = await open();
+    const page = visitor.page;
+    await page.goto(`/?labels=${label}`);
+    await page.getByText("20 agents on page 1; more on the next page.").waitFor(WAIT);
+    const seen = new Set(await page.locator(".card .code").allTextContents());
+    await page.getByRole("button", { name: "Next →" }).click();
+    await page.getByText("1 agent on page 2.").waitFor(WAIT);
+    for (const c of await page.locator(".card .code").allTextContents()) seen.add(c);
+    expect([...seen].sort()).toEqual([...codes].sort());
+    expect(await page.getByRole("button", { name: "Next →" }).isDisabled()).toBe(true);
+    await page.getByRole("button", { name: "← Previous" }).click();
+    await page.getByText("20 agents on page 1; more on the next page.").waitFor(WAIT);
+
+    await page.getByLabel("Agent type").selectOption({ label: "Tool server" });
+    await page.getByText("1 agent on page 1.").waitFor(WAIT);
+    expect(await page.locator(".card .code").allTextContents()).toEqual([codes[0]]);
+    await page.getByLabel("Agent type").selectOption({ label: "Any type" });
+    await page.getByLabel("Trust tier").selectOption({ label: "Official" });
+    await page.getByText("1 agent on page 1.").waitFor(WAIT);
+    expect(new URL(page.url()).searchParams.get("trustTier")).toBe("OFFICIAL");
+    await page.getByLabel("Trust tier").selectOption({ label: "Any tier" });
+    await page.getByText("20 agents on page 1; more on the next page.").waitFor(WAIT);
+
+    // Typing a word asks once, after the pause, not once a key.
+    const lists: string[] = [];
+    page.on("request", (r) => {
+      if (new URL(r.url()).pathname === "/api/v1/providers") lists.push(r.url());
+    });
+    await page.getByLabel("Search", { exact: true }).pressSequentially(`${word} item7`, { delay: 25 });
+    await page.getByText("1 agent on page 1.").waitFor(WAIT);
+    expect(lists).toHaveLength(1);
+    expect(await page.locator(".card h2").allTextContents()).toEqual([`${word} item7`]);
+
+    // Nothing matches: the empty state, and a way out.
+    await page.getByLabel("Search", { exact: true }).fill("nothing-matches-this-xyzzy");
+    await page.getByRole("heading", { name: "No agents match" }).waitFor(WAIT);
+    await page.getByRole("main").getByRole("button", { name: "Clear filters" }).last().click();
+    await page.locator(".card").first().waitFor(WAIT);
+    expect(await page.getByLabel("Labels", { exact: true }).inputValue()).toBe("");
+    await done(visitor);
+  });
+});
+
+describe("the profile", () => {
+  test("every section, the timeline, and versions with the diff to the one before", async () => {
+    const p = await intake({
+      description: "Routes vans.\nAlso bikes.",
+      capabilities: [{ key: "plan", name: "Plan a route", tags: ["maps"], inputModes: ["text/plain"] }],
+      models: [{ vendor: "Example AI", model: "m-1", role: "PRIMARY", contextWindow: 32000 }],
+      tools: [{ name: "geocode", kind: "HTTP", scopes: ["READ_ONLY"] }],
+      policy: { humanOversight: "ALWAYS", allowedUseCases: ["Routing"] },
+      roles: [{ subject: "ops@example.com", role: "OWNER" }],
+    });
+    const patched = await call("PATCH", `/api/v1/providers/${p.providerCode}`, {
+      token: p.accessToken,
+      body: { summary: "Plans routes for vans and bikes", labels: ["maps", "bikes"] },
+    });
+    expect(patched.status).toBe(200);
+    await approve(p.providerCode, "TRUSTED");
+
+    const visitor = await open();
+    const page = visitor.page;
+    await page.goto(`/providers/${p.providerCode}`);
+    await page.getByRole("heading", { level: 1, name: "Route Planner" }).waitFor(WAIT);
+    for (const section of [
+      "About",
+      "Endpoint",
+      "Capabilities",
+      "Models",
+      "Tools",
+      "Usage policy",
+      "People and roles",
+      "Review timeline",
+      "Version history",
+    ]) {
+      await page.getByRole("region", { name: section, exact: true }).waitFor(WAIT);
+    }
+    // What only the owner and reviewers see is not there for a visitor.
+    expect(await page.getByRole("region", { name: "Contact", exact: true }).count()).toBe(0);
+    expect(await page.getByRole("region", { name: "Access tokens", exact: true }).count()).toBe(0);
+    expect(await text(page.getByRole("region", { name: "Models", exact: true }))).toContain("32,000");
+    expect(await text(page.getByRole("region", { name: "Usage policy", exact: true }))).toContain("Always");
+    const timeline = await page
+      .locator(".timeline li")
+      .evaluateAll((items) => items.map((i) => i.getAttribute("data-kind")));
+    expect(timeline).toEqual(["SUBMITTED", "TOKEN_ISSUED", "PROFILE_UPDATED", "APPROVED"]);
+
+    const versions = page.getByRole("region", { name: "Version history", exact: true });
+    await versions.locator("li.version").nth(1).waitFor(WAIT);
+    expect(
+      await versions.locator("li.version").evaluateAll((l) => l.map((i) => i.getAttribute("data-version"))),
+    ).toEqual(["2", "1"]);
+    await versions.getByRole("button", { name: "Show changes from version 1" }).click();
+    const diff = versions.getByRole("table", { name: "Changes from version 1 to version 2" });
+    await diff.waitFor(WAIT);
+    const rows = await diff
+      .locator("tbody tr")
+      .evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => (c.textContent ?? "").trim())));
+    expect(rows).toEqual([
+      ["summary", "Plans delivery routes across a city", "Plans routes for vans and bikes"],
+      ["labels", "maps, routing", "maps, bikes"],
+    ]);
+    expect(
+      await versions.getByRole("button", { name: "Hide changes from version 1" }).getAttribute("aria-expanded"),
+    ).toBe("true");
+    await done(visitor);
+
+    // A reviewer signed in on the tab sees contact and tokens too.
+    const reviewer = await open(DESKTOP, await reviewerToken());
+    await reviewer.page.goto(`/providers/${p.providerCode}`);
+    await reviewer.page.getByRole("region", { name: "Access tokens", exact: true }).waitFor(WAIT);
+    expect(await text(reviewer.page.getByRole("region", { name: "Contact", exact: true }))).toContain(
+      "ops@example.com",
+    );
+    await done(reviewer);
+  });
+
+  test("an agent that does not exist (or may not be seen) says so", async () => {
+    const visitor = await open();
+    await visitor.page.goto("/providers/no-such-agent-here");
+    await visitor.page.getByRole("heading", { name: "Agent not found" }).waitFor(WAIT);
+    await done(visitor);
+  });
+});
+
+describe("slow and failed requests", () => {
+  test("a failed API request shows the error and a retry, on every page", async () => {
+    const p = await intake();
+    await approve(p.providerCode);
+    const visitor = await open();
+    const page = visitor.page;
+    await page.route("**/api/v1/**", (route) => route.abort("failed"));
+
+    await page.goto("/");
+    const alert = page.getByRole("alert").filter({ hasText: "Could not load the agents." });
+    await alert.waitFor(WAIT);
+    expect(await text(alert)).toContain("could not be reached");
+    await page.unroute("**/api/v1/**");
+    await alert.getByRole("button", { name: "Try again" }).click();
+    await page.locator(".card").first().waitFor(WAIT);
+    expect(await alert.count()).toBe(0);
+
+    await page.route("**/api/v1/**", (route) => route.abort("failed"));
+    await page.goto(`/providers/${p.providerCode}`);
+    await page.getByRole("alert").filter({ hasText: "Could not load the profile." }).waitFor(WAIT);
+
+    await page.goto("/intake");
+    const about = page.getByRole("region", { name: "About the agent" });
+    await about.getByLabel("Name", { exact: true }).fill("Offline Agent");
+    await about.getByLabel("Summary").fill("Submitted while the network is down");
+    await about.getByLabel("Agent type").selectOption({ label: "Assistant" });
+    await page.getByLabel("Contact email").fill("ops@example.com");
+    await page.getByLabel("Endpoint URL").fill("https://offline.example.com");
+    await page.getByLabel("Protocol").selectOption({ label: "MCP" });
+    await page.getByLabel("Authentication").selectOption({ label: "None" });
+    await page.getByRole("button", { name: "Submit for review" }).click();
+    await page.getByRole("alert").filter({ hasText: "The intake was not sent" }).waitFor(WAIT);
+    // The form and what was typed are still there, to send again.
+    expect(await about.getByLabel("Name", { exact: true }).inputValue()).toBe("Offline Agent");
+
+    await page.goto("/reviews");
+    await page.getByLabel("Reviewer token").fill(await reviewerToken());
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByText("Network error").waitFor(WAIT);
+    await done(visitor);
+  });
+
+  test("a slow request shows progress, then the answer", async () => {
+    const p = await intake();
+    await approve(p.providerCode);
+    const visitor = await open();
+    const page = visitor.page;
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route("**/api/v1/providers**", async (route) => {
+      await held;
+      await route.fallback();
+    });
+    await page.goto("/");
+    await page.getByRole("status").filter({ hasText: "Loading agents…" }).waitFor(WAIT);
+    expect(await page.locator(".results").getAttribute("aria-busy")).toBe("true");
+    release();
+    await page.locator(".card").first().waitFor(WAIT);
+    expect(await page.locator(".results").getAttribute("aria-busy")).toBeNull();
+
+    // Even before a page's script has arrived, the page says it is loading.
+    let releaseScripts: () => void = () => {};
+    const scripts = new Promise<void>((resolve) => {
+      releaseScripts = resolve;
+    });
+    await page.route("**/assets/*.js", async (route) => {
+      await scripts;
+      await route.fallback();
+    });
+    await page.goto(`/providers/${p.providerCode}`, { waitUntil: "commit" });
+    await page.getByText("Loading…", { exact: true }).waitFor(WAIT);
+    releaseScripts();
+    await page.getByRole("heading", { level: 1, name: "Route Planner" }).waitFor(WAIT);
+    await done(visitor);
+  });
+});
+
+describe("GraphiQL", () => {
+  test("works with no network: loads from the server alone and answers a query", async () => {
+    const visitor = await open();
+    const page = visitor.page;
+    await page.goto(`/graphql?query=${encodeURIComponent("{ api { name graphqlUrl } }")}`);
+    const run = page.locator(".graphiql-execute-button");
+    await run.waitFor(WAIT);
+    await run.click();
+    await page.locator(".graphiql-response").getByText("Agent Registry").first().waitFor(WAIT);
+    expect(await text(page.locator(".graphiql-response"))).toContain("graphqlUrl");
+    await done(visitor);
+  });
+});
+
+describe("every page at phone and desktop width", () => {
+  test("fits the screen, labels its controls, and is saved as a screenshot", async () => {
+    const p = await intake({
+      name: "Screenshot Agent",
+      description: "An agent with every section filled in, for the screenshots.",
+      capabilities: [
+        { key: "plan", name: "Plan a route", description: "Shortest route for a van", tags: ["maps", "routing"] },
+        { key: "eta", name: "Estimate arrival", inputModes: ["application/json"], outputModes: ["text/plain"] },
+      ],
+      models: [{ vendor: "Example AI", model: "router-large-2026-01", role: "PRIMARY", contextWindow: 200000 }],
+      tools: [
+        { name: "geocode", kind: "HTTP", description: "Address to coordinates", scopes: ["READ_ONLY", "EXTERNAL"] },
+        { name: "dispatch", kind: "FUNCTION", scopes: ["WRITE", "DESTRUCTIVE"] },
+      ],
+      policy: {
+        humanOversight: "ON_REQUEST",
+        dataRetentionDays: 30,
+        allowedUseCases: ["Routing"],
+        prohibitedUseCases: ["Surveillance"],
+        termsUrl: "https://agent.example.com/terms",
+      },
+      roles: [{ subject: "ops@example.com", role: "OWNER" }],
+    });
+    await call("PATCH", `/api/v1/providers/${p.providerCode}`, { token: p.accessToken, body: { labels: ["maps"] } });
+    await approve(p.providerCode, "VERIFIED");
+    await intake({ name: "Screenshot Waiting" });
+    const token = await reviewerToken("screenshots");
+    const pages: [string, string, (page: Page) => Promise<unknown>][] = [
+      ["directory", "/", (page) => page.locator(".card").first().waitFor(WAIT)],
+      ["intake", "/intake", (page) => page.getByRole("button", { name: "Submit for review" }).waitFor(WAIT)],
+      ["profile", `/providers/${p.providerCode}`, (page) => page.locator("li.version").nth(1).waitFor(WAIT)],
+      ["reviews", "/reviews", (page) => page.locator("article.review").first().waitFor(WAIT)],
+      ["graphiql", "/graphql", (page) => page.locator(".graphiql-execute-button").waitFor(WAIT)],
+    ];
+    for (const [width, viewport] of [
+      ["phone", PHONE],
+      ["desktop", DESKTOP],
+    ] as const) {
+      const opened = await open(viewport, token);
+      for (const [name, path, ready] of pages) {
+        await opened.page.goto(path);
+        await ready(opened.page);
+        if (name !== "graphiql") {
+          expect([name, width, await overflowsHorizontally(opened.page)]).toEqual([name, width, false]);
+          expect([name, await unlabelledControls(opened.page)]).toEqual([name, []]);
+        }
+        await screenshot(opened.page, `${name}-${width}`);
+      }
+      // Keyboard: the first Tab reaches the skip link, which moves focus to the content.
+      await opened.page.goto("/intake");
+      await opened.page.getByRole("button", { name: "Submit for review" }).waitFor(WAIT);
+      await opened.page.keyboard.press("Tab");
+      expect(await opened.page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+      await opened.page.keyboard.press("Enter");
+      expect(await opened.page.evaluate(() => document.activeElement?.id)).toBe("main");
+      await done(opened);
+    }
+  });
+});
