@@ -5,25 +5,31 @@
  */
 import { z } from "zod";
 import type { FieldError } from "../errors.ts";
+import {
+  AGENT_TYPES,
+  AUTH_SCHEMES,
+  HUMAN_OVERSIGHT,
+  MODEL_ROLES,
+  PROTOCOLS,
+  ROLE_KINDS,
+  TOOL_KINDS,
+  TOOL_SCOPES,
+  VISIBILITIES,
+} from "./provider.enums.ts";
 
-export const AGENT_TYPES = ["ASSISTANT", "AUTONOMOUS", "WORKFLOW", "TOOL_SERVER", "MULTI_AGENT"] as const;
-export const VISIBILITIES = ["PUBLIC", "UNLISTED", "PRIVATE"] as const;
-export const TRUST_TIERS = ["UNVERIFIED", "VERIFIED", "TRUSTED", "OFFICIAL"] as const;
-export const REVIEW_STAGES = [
-  "SUBMITTED",
-  "IN_REVIEW",
-  "CHANGES_REQUESTED",
-  "APPROVED",
-  "REJECTED",
-  "SUSPENDED",
-] as const;
-export const MODEL_ROLES = ["PRIMARY", "FALLBACK", "EMBEDDING", "OTHER"] as const;
-export const TOOL_KINDS = ["MCP", "FUNCTION", "HTTP", "BUILTIN"] as const;
-export const TOOL_SCOPES = ["READ_ONLY", "WRITE", "DESTRUCTIVE", "EXTERNAL"] as const;
-export const PROTOCOLS = ["A2A", "MCP", "HTTP_JSON", "OPENAI_COMPATIBLE", "OTHER"] as const;
-export const AUTH_SCHEMES = ["NONE", "BEARER", "API_KEY", "OAUTH2", "MTLS"] as const;
-export const HUMAN_OVERSIGHT = ["NONE", "ON_REQUEST", "ALWAYS"] as const;
-export const ROLE_KINDS = ["OWNER", "MAINTAINER", "SECURITY_CONTACT"] as const;
+export {
+  AGENT_TYPES,
+  AUTH_SCHEMES,
+  HUMAN_OVERSIGHT,
+  MODEL_ROLES,
+  PROTOCOLS,
+  REVIEW_STAGES,
+  ROLE_KINDS,
+  TOOL_KINDS,
+  TOOL_SCOPES,
+  TRUST_TIERS,
+  VISIBILITIES,
+} from "./provider.enums.ts";
 
 export const PROVIDER_CODE_PATTERN = /^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])$/;
 const LABEL_PATTERN = /^[a-z0-9._-]{1,40}$/;

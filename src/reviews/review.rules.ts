@@ -2,6 +2,7 @@
  * The review workflow's pure rules: codes, priorities and which statuses are active.
  */
 import { randomInt } from "node:crypto";
+import { ACTIVE_STATUSES, PRIORITIES } from "./review.enums.ts";
 
 export const REVIEW_KINDS = ["INTAKE", "UPDATE"] as const;
 export const REVIEW_STATUSES = [
@@ -12,9 +13,7 @@ export const REVIEW_STATUSES = [
   "REJECTED",
   "WITHDRAWN",
 ] as const;
-export const ACTIVE_STATUSES = ["OPEN", "IN_PROGRESS", "CHANGES_REQUESTED"] as const;
-/** Most urgent first: the index is the queue's sort rank. */
-export const PRIORITIES = ["URGENT", "HIGH", "NORMAL", "LOW"] as const;
+export { ACTIVE_STATUSES, PRIORITIES } from "./review.enums.ts";
 export const TIMELINE_KINDS = [
   "SUBMITTED",
   "ASSIGNED",

@@ -6,10 +6,7 @@
  */
 import { gunzipSync } from "node:zlib";
 import { describe, expect, test } from "@jest/globals";
-import * as providerRules from "../../src/providers/provider.rules.ts";
-import * as reviewRules from "../../src/reviews/review.rules.ts";
 import { diffValues } from "../../src/web/client/diff.ts";
-import * as enums from "../../src/web/client/enums.ts";
 import { acceptsGzip, GRAPHIQL_CSP, PAGE_CSP, pageOf } from "../../src/web/web.plugin.ts";
 import { app, call } from "../helpers.ts";
 
@@ -156,26 +153,6 @@ describe("GraphiQL", () => {
     });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-security-policy")).toBeNull();
-  });
-});
-
-describe("the pages' copies of the server's lists", () => {
-  test.each([
-    ["AGENT_TYPES", providerRules.AGENT_TYPES],
-    ["VISIBILITIES", providerRules.VISIBILITIES],
-    ["TRUST_TIERS", providerRules.TRUST_TIERS],
-    ["REVIEW_STAGES", providerRules.REVIEW_STAGES],
-    ["MODEL_ROLES", providerRules.MODEL_ROLES],
-    ["TOOL_KINDS", providerRules.TOOL_KINDS],
-    ["TOOL_SCOPES", providerRules.TOOL_SCOPES],
-    ["PROTOCOLS", providerRules.PROTOCOLS],
-    ["AUTH_SCHEMES", providerRules.AUTH_SCHEMES],
-    ["HUMAN_OVERSIGHT", providerRules.HUMAN_OVERSIGHT],
-    ["ROLE_KINDS", providerRules.ROLE_KINDS],
-    ["ACTIVE_STATUSES", reviewRules.ACTIVE_STATUSES],
-    ["PRIORITIES", reviewRules.PRIORITIES],
-  ] as const)("%s matches the server's", (name, server) => {
-    expect((enums as Record<string, readonly string[]>)[name]).toEqual(server);
   });
 });
 
