@@ -8,137 +8,32 @@
  * PostgreSQL and Redis, which run on every development and CI machine (ARCHITECTURE.md): when they
  * cannot be reached it fails and says so.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { migrate } from "../../src/db.migrate.ts";
 import { intakeBody } from "../helpers.ts";
+import { cleanUp, pool, request, type Server, startServer, stopServer } from "../process/server.process.ts";
 
 const PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = "redis://127.0.0.1:6379";
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const RUN = randomBytes(5).toString("hex");
 const DATABASE = `replicas_${RUN}`;
 const DATABASE_URL = `postgresql://postgres@127.0.0.1:5432/${DATABASE}`;
 const KEY_PREFIX = `agent-registry-replicas:${RUN}`;
 
-interface Replica {
-  name: string;
-  url: string;
-  child: ChildProcess;
-  /** Log lines at warn or error level, and anything on stderr. */
-  trouble: string[];
-}
-
-const replicas: Replica[] = [];
 let admin: pg.Client | undefined;
 let databaseCreated = false;
 
-/** Starts `node --import tsx src/main.ts` on a free port and waits until it is ready. */
-async function startReplica(name: string, env: Record<string, string>): Promise<Replica> {
-  const { NODE_OPTIONS: _jestOnly, ...inherited } = process.env;
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    cwd: ROOT,
-    env: {
-      ...inherited,
-      NODE_ENV: "production",
-      REVIEWER_JWT_SECRET: "replica-test-secret-0123456789-0123456789",
-      HOST: "127.0.0.1",
-      PORT: "0",
-      DATABASE_URL,
-      REDIS_URL,
-      RATE_LIMITS: "off",
-      LOG_LEVEL: "info",
-      ...env,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const replica: Replica = { name, url: "", child, trouble: [] };
-  replicas.push(replica);
-  const listening = new Promise<string>((resolve, reject) => {
-    let buffered = "";
-    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-      buffered += chunk;
-      const lines = buffered.split("\n");
-      buffered = lines.pop() ?? "";
-      for (const line of lines) {
-        if (/"level":"(?:warn|error)"/.test(line)) replica.trouble.push(line);
-        const url = /"msg":"listening","url":"([^"]+)"/.exec(line)?.[1];
-        if (url) resolve(url);
-      }
-    });
-    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => replica.trouble.push(chunk));
-    child.once("exit", (code) => reject(new Error(`${name} exited (${code}) before listening: ${replica.trouble}`)));
-  });
-  replica.url = await listening;
-  for (let i = 0; ; i++) {
-    const ready = await fetch(`${replica.url}/ready`).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (ready) return replica;
-    if (i > 100) throw new Error(`${name} never became ready`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** A replica: `src/main.ts` on the shared database, with Redis. */
+const startReplica = (env: Record<string, string> = {}) => startServer(DATABASE_URL, { REDIS_URL, ...env });
 
-/** SIGTERM (the drain), then SIGKILL if it has not exited within 5 s. */
-async function stop(replica: Replica): Promise<number | null> {
-  const { child } = replica;
-  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-  const code = await exited;
-  clearTimeout(timer);
-  return code;
-}
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: any;
-}
-
-async function request(
-  replica: Replica,
-  method: string,
-  path: string,
-  options: { body?: unknown; token?: string; headers?: Record<string, string> } = {},
-): Promise<Answer> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(`${replica.url}${path}`, {
-    method,
-    headers,
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {}
-  return { status: res.status, headers: res.headers, body };
-}
-
-/** Runs the tasks with at most `limit` in flight. */
-async function pool<T>(tasks: (() => Promise<T>)[], limit: number): Promise<T[]> {
-  const results: T[] = new Array(tasks.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, tasks.length) }, async () => {
-      while (next < tasks.length) {
-        const i = next++;
-        results[i] = await (tasks[i] as () => Promise<T>)();
-      }
-    }),
-  );
-  return results;
-}
+/** What a replica logged at warn or error level, and anything on its stderr. */
+const trouble = (replica: Server) => [
+  ...replica.lines.filter((line) => /"level":"(?:warn|error)"/.test(line)),
+  ...replica.stderr,
+];
 
 function shuffle<T>(items: T[]): T[] {
   for (let i = items.length - 1; i > 0; i--) {
@@ -177,7 +72,7 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  await Promise.all(replicas.map(stop));
+  await cleanUp();
   const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 1 });
   await redis
     .connect()
@@ -194,13 +89,13 @@ afterAll(async () => {
 }, 30_000);
 
 describe("two replicas on one PostgreSQL database", () => {
-  let a: Replica;
-  let b: Replica;
+  let a: Server;
+  let b: Server;
   /** Each provider made through the replicas: its code, token and the summaries acknowledged for it. */
   const made: { code: string; token: string; acknowledged: string[]; refused: string[] }[] = [];
 
   beforeAll(async () => {
-    [a, b] = await Promise.all([startReplica("A", {}), startReplica("B", {})]);
+    [a, b] = await Promise.all([startReplica(), startReplica()]);
   }, 30_000);
 
   test("concurrent intakes and PATCHes through both: every acknowledged write once, versions 1..n, no 5xx", async () => {
@@ -309,7 +204,7 @@ describe("two replicas on one PostgreSQL database", () => {
     } finally {
       await check.end();
     }
-    expect([...a.trouble, ...b.trouble]).toEqual([]);
+    expect([...trouble(a), ...trouble(b)]).toEqual([]);
   }, 45_000);
 
   test("a write through one replica is read at once through the other (20 rounds)", async () => {
@@ -333,7 +228,7 @@ describe("two replicas on one PostgreSQL database", () => {
 describe("a rate limit across two replica processes (Redis)", () => {
   test("the combined count trips 429 on either replica", async () => {
     const env = { RATE_LIMITS: "on", RATE_LIMIT_INTAKE_PER_HOUR: "5", RATE_LIMIT_KEY_PREFIX: KEY_PREFIX };
-    const [a, b] = await Promise.all([startReplica("A2", env), startReplica("B2", env)]);
+    const [a, b] = await Promise.all([startReplica(env), startReplica(env)]);
     // Both see the client at 127.0.0.1 (no proxy is trusted): 12 intakes at once, split over both.
     const answers = await Promise.all(
       Array.from({ length: 12 }, (_, i) => request(i % 2 ? a : b, "POST", "/api/v1/providers", { body: intakeBody() })),
@@ -347,8 +242,8 @@ describe("a rate limit across two replica processes (Redis)", () => {
       expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     }
     // The drain closes the Redis client and exits 0.
-    expect(await stop(a)).toBe(0);
-    expect(await stop(b)).toBe(0);
-    expect([...a.trouble, ...b.trouble]).toEqual([]);
+    expect((await stopServer(a)).code).toBe(0);
+    expect((await stopServer(b)).code).toBe(0);
+    expect([...trouble(a), ...trouble(b)]).toEqual([]);
   }, 30_000);
 });
