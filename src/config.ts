@@ -43,6 +43,13 @@ export interface Config {
    * (src/cache/response.cache.ts). On by default, off in tests (the suites that test it turn it on).
    */
   responseCache: boolean;
+  /** RESPONSE_CACHE_KEY_PREFIX: prefix of the cache's shared generation in Redis (replicas of one database share it). */
+  responseCacheKeyPrefix: string;
+  /**
+   * FEED_CHANNEL: the Redis channel of the change feed (src/feed), and the prefix of its sequence
+   * counter. Replicas of one registry share it; registries sharing a Redis use different ones.
+   */
+  feedChannel: string;
 }
 
 /**
@@ -167,6 +174,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxy(env.TRUST_PROXY),
     drain: drainConfig(env),
     responseCache: onOff("RESPONSE_CACHE", env.RESPONSE_CACHE, env.NODE_ENV !== "test"),
+    responseCacheKeyPrefix: env.RESPONSE_CACHE_KEY_PREFIX || "agent-registry:cache",
+    feedChannel: env.FEED_CHANNEL || "agent-registry:feed",
     maxBodyBytes: positive("MAX_BODY_BYTES", env.MAX_BODY_BYTES, 64 * 1024),
     graphqlLimits: {
       maxDepth: int("GRAPHQL_MAX_DEPTH", env.GRAPHQL_MAX_DEPTH, 8),

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
+import { cachedStatements } from "./cache/statement.cache.ts";
 import { isolatedSqlite } from "./db.sqlite.ts";
 import { PrismaClient } from "./generated/prisma/client.ts";
 
@@ -53,7 +54,8 @@ export async function openDb(databaseUrl: string): Promise<Db> {
   const client = new PrismaClient({
     // `timeout` is SQLite's busy timeout: a writer waits up to 5 s for the lock rather than failing.
     // Isolated: no other request's statement runs inside an open transaction (db.sqlite.ts).
-    adapter: isolatedSqlite(new PrismaBetterSqlite3({ url: path, timeout: 5000 })),
+    // Statements prepared once and reused (src/cache/statement.cache.ts).
+    adapter: isolatedSqlite(cachedStatements(new PrismaBetterSqlite3({ url: path, timeout: 5000 }))),
     transactionOptions: TRANSACTIONS,
   });
   if (path !== ":memory:") {

@@ -88,6 +88,11 @@ function lingerOnClose(serverContext: unknown): void {
   };
 }
 
+/** The request id of an answer: the client's `X-Request-Id` unless it looks like a credential (the log must never hold one), else a new one. */
+export function requestIdFor(incoming: string | null): string {
+  return incoming && /^[\w.:-]{1,128}$/.test(incoming) && !looksLikeCredential(incoming) ? incoming : randomUUID();
+}
+
 /** Whether a request says it carries a body (a length above 0, or any transfer coding). */
 function declaresBody(request: Request): boolean {
   return request.headers.has("transfer-encoding") || Number(request.headers.get("content-length") ?? "0") > 0;
@@ -102,10 +107,7 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
   return {
     async onRequest({ request, url, serverContext, setRequest, endResponse, fetchAPI }) {
       const edge = serverContext as EdgeContext;
-      const incoming = request.headers.get("x-request-id");
-      // A client's id is kept unless it looks like a credential: the log must never hold one.
-      edge.requestId =
-        incoming && /^[\w.:-]{1,128}$/.test(incoming) && !looksLikeCredential(incoming) ? incoming : randomUUID();
+      edge.requestId = requestIdFor(request.headers.get("x-request-id"));
       edge.logFields = {};
       edge.startedAt = performance.now();
       edge.response = { headers: new Headers({ "X-Request-Id": edge.requestId }) };
@@ -145,17 +147,30 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
       const edge = serverContext as EdgeContext;
       let answer = response;
       if (edge.response) {
-        // A response's headers may be immutable: answer a copy with the requested ones added.
-        const headers = new Headers(response.headers);
-        edge.response.headers.forEach((value, key) => {
-          headers.set(key, value);
-        });
-        if (edge.closeConnection) {
-          headers.set("Connection", "close");
-          lingerOnClose(serverContext);
+        const bag = edge.response;
+        const apply = (headers: Headers) => {
+          bag.headers.forEach((value, key) => {
+            headers.set(key, value);
+          });
+          if (edge.closeConnection) headers.set("Connection", "close");
+        };
+        let copied = bag.status !== undefined && bag.status !== response.status;
+        if (!copied) {
+          // The answers built here have mutable headers: adding to them saves a copy of the whole
+          // response on every request (issue #7). A response with immutable headers is copied.
+          try {
+            apply(response.headers);
+          } catch {
+            copied = true;
+          }
         }
-        answer = new fetchAPI.Response(response.body, { status: edge.response.status ?? response.status, headers });
-        setResponse(answer);
+        if (copied) {
+          const headers = new Headers(response.headers);
+          apply(headers);
+          answer = new fetchAPI.Response(response.body, { status: bag.status ?? response.status, headers });
+          setResponse(answer);
+        }
+        if (edge.closeConnection) lingerOnClose(serverContext);
       }
       const url = new URL(request.url);
       options.log({

@@ -4,8 +4,11 @@
 import { builder } from "./builder.ts";
 import "./providers/provider.schema.ts";
 import "./providers/version.schema.ts";
+import "./providers/provider.lifecycle.schema.ts";
 import "./auth/token.schema.ts";
 import "./reviews/review.schema.ts";
 import "./service/service.schema.ts";
+import "./feed/feed.schema.ts";
+import "./interop/interop.schema.ts";
 
 export const schema = builder.toSchema({ sortSchema: false });

@@ -8,14 +8,17 @@ import { createYoga, type Plugin } from "graphql-yoga";
 import { reviewerVerifier } from "./auth/reviewer.jwt.ts";
 import { useViewer } from "./auth/viewer.plugin.ts";
 import type { Context, ResponseBag } from "./builder.ts";
+import { createResponseCache, withNodeCache } from "./cache/response.cache.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db.ts";
 import { apiError, codeOf, isErrorCode } from "./errors.ts";
-import { useHttpEdge } from "./http.plugin.ts";
+import { createFeed, useFeed } from "./feed/feed.pubsub.ts";
+import { requestIdFor, useHttpEdge } from "./http.plugin.ts";
 import { useIdempotency } from "./idempotency/idempotency.plugin.ts";
 import { useGraphqlLimits } from "./limits/graphql.limits.ts";
 import { credentialGuard, useLimits } from "./limits/limits.plugin.ts";
 import { createLimits, type Limits } from "./limits/rate.limits.ts";
+import { routeOf } from "./request.log.ts";
 import { useRest } from "./rest/rest.plugin.ts";
 import { schema } from "./schema.ts";
 import { useTransportRoutes } from "./transport.plugin.ts";
@@ -44,7 +47,8 @@ const useErrorCodes: Plugin = {
 
 /** The JSON line logger of a configuration. */
 function logger(config: Config): (line: Record<string, unknown>) => void {
-  return config.logLevel === "silent" ? () => {} : (line) => console.log(JSON.stringify(line));
+  // One write per line (console.log would format its argument again, on every request).
+  return config.logLevel === "silent" ? () => {} : (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
 }
 
 /**
@@ -58,7 +62,16 @@ export function createApp(
   limits: Limits = createLimits(config, logger(config)),
 ) {
   const log = logger(config);
-  return createYoga<Record<string, unknown>, Context>({
+  // Anonymous answers of public reads, kept until the next write (src/cache/response.cache.ts).
+  const cache = createResponseCache({
+    enabled: config.responseCache,
+    redisUrl: config.redisUrl,
+    keyPrefix: config.responseCacheKeyPrefix,
+    log,
+  });
+  // The change feed (src/feed): events of committed writes, through Redis to every replica's subscribers.
+  const feed = createFeed({ redisUrl: config.redisUrl, channel: config.feedChannel, log, state });
+  const yoga = createYoga<Record<string, unknown>, Context>({
     schema,
     graphqlEndpoint: "/graphql",
     landingPage: false,
@@ -92,6 +105,7 @@ export function createApp(
       }) as unknown as Context,
     plugins: [
       useHttpEdge({ log, maxBodyBytes: config.maxBodyBytes }),
+      cache.plugin,
       useTransportRoutes({ db, state }),
       useWebPages({ log, graphiql: !config.production }),
       useViewer(db, reviewerVerifier(config), credentialGuard(limits, config.trustProxy)),
@@ -100,9 +114,26 @@ export function createApp(
       ...useGraphqlLimits(config.graphqlLimits, { graphiql: !config.production }),
       useIdempotency(log),
       useLimits(limits, config.trustProxy),
+      useFeed(feed, db),
       ...useRest(),
       useErrorCodes,
     ],
+  });
+  // node:http hands requests to the app as `app(req, res)` (main.ts): a cache hit is answered there,
+  // before Yoga builds a fetch Request — with the same request id and log line as any answer.
+  return withNodeCache(yoga, cache, {
+    requestId: requestIdFor,
+    logLine: ({ requestId, method, path, operation, status, ms }) =>
+      log({
+        time: new Date().toISOString(),
+        level: "info",
+        requestId,
+        method,
+        route: routeOf(path),
+        operation,
+        status,
+        ms: Math.round(ms * 10) / 10,
+      }),
   });
 }
 

@@ -4,6 +4,7 @@
  */
 import { builder } from "../builder.ts";
 import { badInput, conflict, notFound } from "../errors.ts";
+import { noteFeed } from "../feed/feed.outbox.ts";
 import { AccessTokenRef, ownerScope } from "../providers/provider.schema.ts";
 import { mintToken } from "./agent.token.ts";
 import { actorOf } from "./viewer.plugin.ts";
@@ -80,6 +81,10 @@ builder.mutationFields((t) => ({
         });
         return created.id;
       });
+      // Committed: a rotation ends the streams opened with the old token (src/feed).
+      if (args.revokeCurrent && viewer.kind === "agent") {
+        noteFeed({ kind: "TOKENS_REVOKED", providerId: viewer.providerId, tokenIds: [viewer.tokenId] });
+      }
       ctx.response.headers.set("Cache-Control", "no-store");
       return { accessToken: token.secret, tokenRowId: id };
     },
@@ -103,6 +108,8 @@ builder.mutationFields((t) => ({
             data: { providerId: token.providerId, kind: "TOKEN_REVOKED", actor: actorOf(ctx.viewer) },
           }),
         ]);
+        // Committed: the streams opened with this token end (src/feed).
+        noteFeed({ kind: "TOKENS_REVOKED", providerId: token.providerId, tokenIds: [args.tokenId] });
       }
       return ctx.db.accessToken.findUniqueOrThrow({ ...query, where: { id: token.id } });
     },

@@ -40,6 +40,8 @@ import { claim, release, saveAnswer } from "./idempotency.store.ts";
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 export const REPLAYED_HEADER = "Idempotent-Replayed";
 export const INTAKE_FIELD = "createProvider";
+/** The mutations that are an intake: createProvider, and importProvider (src/interop), which runs the same intake. */
+const INTAKE_FIELDS: ReadonlySet<string> = new Set([INTAKE_FIELD, "importProvider"]);
 export const REPLAY_NOTICE =
   "This answer replays the intake first made with this Idempotency-Key; nothing was registered again. " +
   "The access token is shown in the first answer only, so accessToken is null here: if it was lost, " +
@@ -127,8 +129,9 @@ function forReplay(
   );
   if (data && operation) {
     for (const selection of operation.selectionSet.selections) {
-      if (selection.kind !== Kind.FIELD || selection.name.value !== INTAKE_FIELD || !selection.selectionSet) continue;
-      const answer = data[selection.alias?.value ?? INTAKE_FIELD];
+      if (selection.kind !== Kind.FIELD || !INTAKE_FIELDS.has(selection.name.value) || !selection.selectionSet)
+        continue;
+      const answer = data[selection.alias?.value ?? selection.name.value];
       if (!answer) continue;
       for (const key of responseKeys(selection.selectionSet, "accessToken", fragments)) answer[key] = null;
       for (const key of responseKeys(selection.selectionSet, "notice", fragments)) answer[key] = REPLAY_NOTICE;
@@ -149,15 +152,15 @@ export function useIdempotency(log: Log = () => {}): Plugin {
       const operation = getOperationAST(args.document, args.operationName);
       if (operation?.operation !== "mutation") return;
       const fields = rootFields(args.document, operation);
-      if (!fields.includes(INTAKE_FIELD)) return;
+      const intake = fields.find((f) => INTAKE_FIELDS.has(f));
+      if (intake === undefined) return;
 
       const stop = (error: unknown) => setResultAndStopExecution({ errors: [error as never] });
       if (fields.length !== 1) {
         return stop(
-          badInput(
-            `${IDEMPOTENCY_HEADER} applies to one intake: send ${INTAKE_FIELD} as the only field of the mutation`,
-            [{ path: IDEMPOTENCY_HEADER, message: `a mutation with ${INTAKE_FIELD} and nothing else` }],
-          ),
+          badInput(`${IDEMPOTENCY_HEADER} applies to one intake: send ${intake} as the only field of the mutation`, [
+            { path: IDEMPOTENCY_HEADER, message: `a mutation with ${intake} and nothing else` },
+          ]),
         );
       }
       const key = keyOf(header);
@@ -171,7 +174,14 @@ export function useIdempotency(log: Log = () => {}): Plugin {
       // SOFA drops a body's explicit nulls from the variables; the REST plugin puts them back later.
       const nulls = Object.fromEntries((ctx.restNulls ?? []).map((k) => [k, null]));
       const route = new URL(ctx.request.url).pathname;
-      const fingerprint = fingerprintOf(route, args.document, args.operationName, { ...args.variableValues, ...nulls });
+      let fingerprint: string;
+      try {
+        fingerprint = fingerprintOf(route, args.document, args.operationName, { ...args.variableValues, ...nulls });
+      } catch (error) {
+        // A JSON argument (importProvider's document) nested thousands deep is more than JSON.stringify can print.
+        if (!(error instanceof RangeError)) throw error;
+        return stop(badInput("The request is nested too deeply", [{ path: "(body)", message: "nested too deeply" }]));
+      }
 
       const claimed = await claim(ctx.db, key, fingerprint);
       switch (claimed.kind) {

@@ -82,7 +82,7 @@ export function rootFields(document: DocumentNode, operation: OperationDefinitio
 }
 
 /** The mutations that are an intake. */
-const INTAKE_FIELDS = new Set(["createProvider"]);
+const INTAKE_FIELDS = new Set(["createProvider", "importProvider"]);
 
 /**
  * Counts each mutation as it executes: every intake field against the client address, every field

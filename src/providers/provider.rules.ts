@@ -32,6 +32,8 @@ export {
 } from "./provider.enums.ts";
 
 export const PROVIDER_CODE_PATTERN = /^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])$/;
+/** Codes that are a route of their own (`POST /api/v1/providers/import`), so never a provider's. */
+export const RESERVED_PROVIDER_CODES: ReadonlySet<string> = new Set(["import"]);
 const LABEL_PATTERN = /^[a-z0-9._-]{1,40}$/;
 const MEDIA_TYPE_PATTERN = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9*][a-z0-9!#$&^_.+*-]{0,126}$/i;
 const HANDLE_PATTERN = /^@?[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -242,6 +244,7 @@ const intakeSchema = z
         PROVIDER_CODE_PATTERN,
         "must be 3–63 characters of a-z 0-9 and -, starting and ending with a letter or digit",
       )
+      .refine((code) => !RESERVED_PROVIDER_CODES.has(code), "is reserved")
       .nullish(),
     ...fields,
     description: fields.description.optional(),
@@ -314,6 +317,7 @@ export function deriveProviderCode(name: string): string {
     .replace(/^-+|-+$/g, "")
     .slice(0, 56)
     .replace(/-+$/g, "");
+  if (RESERVED_PROVIDER_CODES.has(slug)) return `${slug}-agent`;
   return slug.length >= 3 ? slug : `agent-${slug || "x"}`.replace(/-+$/g, "");
 }
 

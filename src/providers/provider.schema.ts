@@ -10,6 +10,16 @@ import { idempotencyOf, REPLAY_NOTICE } from "../idempotency/idempotency.plugin.
 import { commitInTransaction } from "../idempotency/idempotency.store.ts";
 import { decodeCursor, page, pageSize } from "../pagination.ts";
 import { TIMELINE_KINDS } from "../reviews/review.rules.ts";
+import { changeFeedArgs, changesPage, lifecycleFilters, updatedSinceOf } from "./provider.changes.ts";
+import {
+  changeLifecycle,
+  LIFECYCLES,
+  type LifecycleState,
+  MAX_LIFECYCLE_MESSAGE,
+  PATCH_PATHS,
+  requestOfPatch,
+} from "./provider.lifecycle.ts";
+import { queriesRelation, readProvider } from "./provider.read.ts";
 import {
   AGENT_TYPES,
   AUTH_SCHEMES,
@@ -26,7 +36,7 @@ import {
   validateIntake,
   validatePatch,
 } from "./provider.rules.ts";
-import { searchProviderIds, searchWords } from "./provider.search.ts";
+import { searchProviders, searchWords } from "./provider.search.ts";
 import { canSee, isPrivileged, listableWhere, shownActor } from "./provider.visibility.ts";
 import { intakeProvider, patchProvider } from "./provider.write.ts";
 
@@ -41,6 +51,10 @@ const ToolScope = builder.enumType("ToolScope", { values: TOOL_SCOPES });
 const Protocol = builder.enumType("EndpointProtocol", { values: PROTOCOLS });
 const AuthScheme = builder.enumType("AuthScheme", { values: AUTH_SCHEMES });
 const HumanOversight = builder.enumType("HumanOversight", { values: HUMAN_OVERSIGHT });
+export const LifecycleEnum = builder.enumType("Lifecycle", {
+  description: "ACTIVE; DEPRECATED (still served, use the successor); RETIRED (gone; hidden from lists unless asked)",
+  values: LIFECYCLES,
+});
 const RoleKind = builder.enumType("RoleKind", { values: ROLE_KINDS });
 const TimelineKind = builder.enumType("TimelineKind", { values: TIMELINE_KINDS });
 
@@ -244,6 +258,9 @@ type SummaryRow = Pick<
   | "endpoint"
   | "updatedAt"
   | "id"
+  | "lifecycle"
+  | "lifecycleMessage"
+  | "successorCode"
 >;
 const SUMMARY_SELECT = {
   id: true,
@@ -257,9 +274,12 @@ const SUMMARY_SELECT = {
   labels: true,
   endpoint: true,
   updatedAt: true,
+  lifecycle: true,
+  lifecycleMessage: true,
+  successorCode: true,
 } as const satisfies Prisma.ProviderSelect;
 
-const ProviderSummaryRef = builder.objectRef<SummaryRow>("ProviderSummary").implement({
+export const ProviderSummaryRef = builder.objectRef<SummaryRow>("ProviderSummary").implement({
   description: "The list form of a provider: what filters and cards need, nothing that costs a query per row.",
   fields: (t) => ({
     providerCode: t.exposeString("providerCode"),
@@ -314,11 +334,13 @@ builder.queryFields((t) => ({
       labels: t.arg.stringList({ description: "Providers carrying all of these labels (comma-separated in REST)" }),
       limit: t.arg.int({ description: "Page size, 1–100 (default 20)" }),
       cursor: t.arg.string({ description: "The nextCursor of the previous page" }),
+      ...changeFeedArgs(t),
     },
     resolve: async (_root, args, ctx) => {
       const limit = pageSize(args.limit);
       const words = searchWords(args.search);
       const labels = labelList(args.labels);
+      const since = updatedSinceOf(args.updatedSince);
       // The filters, once, for both paths: the caller's visibility rule and every argument given.
       const filters: Prisma.ProviderWhereInput[] = [
         listableWhere(ctx.viewer),
@@ -327,24 +349,29 @@ builder.queryFields((t) => ({
         ...(args.visibility ? [{ visibility: args.visibility }] : []),
         ...(args.trustTier ? [{ trustTier: args.trustTier }] : []),
         ...(args.reviewStage ? [{ reviewStage: args.reviewStage }] : []),
+        ...lifecycleFilters({ includeRetired: args.includeRetired, since }),
       ];
       if (words.length > 0) {
-        // Ranked: the index answers one page of ids, the rows are then read by id in that order.
-        const found = await searchProviderIds(ctx.db, dialectOf(ctx.config.databaseUrl), {
+        // Ranked on the index; the page's rows come with the ranking, in one statement.
+        const found = await searchProviders(ctx.db, dialectOf(ctx.config.databaseUrl), {
           words,
           filters,
-          context: [labels, args.agentType, args.visibility, args.trustTier, args.reviewStage],
+          context: [
+            labels,
+            args.agentType,
+            args.visibility,
+            args.trustTier,
+            args.reviewStage,
+            Boolean(args.includeRetired),
+            since?.toISOString(),
+          ],
           limit,
           cursor: args.cursor,
         });
-        const rows = await ctx.db.provider.findMany({
-          where: { AND: [...filters, { id: { in: found.ids } }] },
-          select: SUMMARY_SELECT,
-        });
-        const byId = new Map(rows.map((r) => [r.id, r]));
-        const items = found.ids.flatMap((id) => byId.get(id) ?? []);
-        return { items, nextCursor: found.nextCursor };
+        return { items: found.rows, nextCursor: found.nextCursor };
       }
+      // With updatedSince the list is a change feed: oldest change first (provider.changes.ts).
+      if (since) return changesPage(ctx.db, filters, SUMMARY_SELECT, limit, args.cursor);
       const after = decodeCursor(args.cursor, ["string", "number"] as const);
       const rows = await ctx.db.provider.findMany({
         where: {
@@ -373,7 +400,12 @@ builder.queryFields((t) => ({
     description: "A provider's full profile.",
     args: { providerCode: t.arg.string({ required: true }) },
     resolve: async (query, _root, args, ctx) => {
-      const provider = await ctx.db.provider.findUnique({ ...query, where: { providerCode: args.providerCode } });
+      // One round trip: the row with its tokens (only a signed-in caller may be shown them) and
+      // timeline, when the operation asks for them (provider.read.ts).
+      const provider = await readProvider(ctx.db, dialectOf(ctx.config.databaseUrl), args.providerCode, {
+        tokens: ctx.viewer.kind !== "anonymous" && queriesRelation(query, "tokens"),
+        events: queriesRelation(query, "events"),
+      });
       if (!provider || !canSee(ctx.viewer, provider)) throw notFound(`No provider "${args.providerCode}"`);
       ctx.response.headers.set("ETag", `"${provider.version}"`);
       return provider;
@@ -496,18 +528,54 @@ builder.mutationFields((t) => ({
     description:
       "Changes the given fields of the caller's own profile and records a new version. Send If-Match to refuse a stale update.",
     authScopes: (_root, args, ctx) => ownerScope(ctx, args.providerCode),
-    args: { providerCode: t.arg.string({ required: true }), ...profileArgs(t, false) },
-    resolve: async (query, _root, { providerCode, ...fields }, ctx) => {
-      const patch = validatePatch(fields);
-      if (!patch.ok) throw badInput("The update is not valid", patch.errors);
-      const version = await patchProvider(ctx.db, {
-        providerCode,
-        patch: patch.value,
-        actor: `agent:${providerCode}`,
-        ifMatch: ifMatchOf(ctx),
-      });
+    args: {
+      providerCode: t.arg.string({ required: true }),
+      ...profileArgs(t, false),
+      // API.md §1: the lifecycle is owner-settable. The same change as setProviderLifecycle, whose
+      // rules it follows (provider.lifecycle.ts); what is left out keeps its value.
+      lifecycle: t.arg({ type: LifecycleEnum, description: "ACTIVE, DEPRECATED or RETIRED (final for the owner)" }),
+      lifecycleMessage: t.arg.string({
+        description: `Why, at most ${MAX_LIFECYCLE_MESSAGE} characters; required to deprecate`,
+      }),
+      successorCode: t.arg.string({ description: "The providerCode of the agent to use instead" }),
+    },
+    resolve: async (query, _root, { providerCode, lifecycle, lifecycleMessage, successorCode, ...fields }, ctx) => {
+      const asked = Object.entries({ lifecycle, lifecycleMessage, successorCode }).filter(([, v]) => v !== undefined);
+      let version: number;
+      if (asked.length > 0) {
+        // A lifecycle change is its own version with its own timeline event: alone in its PATCH.
+        const mixed = Object.entries(fields).find(([, v]) => v !== undefined);
+        if (mixed)
+          throw badInput("Change the lifecycle in a PATCH of its own, without other fields", [
+            { path: mixed[0], message: "not with lifecycle fields in the same PATCH" },
+          ]);
+        version = await changeLifecycle(ctx.db, {
+          providerCode,
+          request: (current) => requestOfPatch(current, Object.fromEntries(asked) as Partial<LifecycleState>),
+          paths: PATCH_PATHS,
+          actor: `agent:${providerCode}`,
+          by: "owner",
+          ifMatch: ifMatchOf(ctx),
+          canSeeSuccessor: (successor) => canSee({ kind: "anonymous" }, successor),
+        });
+      } else {
+        const patch = validatePatch(fields);
+        if (!patch.ok) throw badInput("The update is not valid", patch.errors);
+        version = await patchProvider(ctx.db, {
+          providerCode,
+          patch: patch.value,
+          actor: `agent:${providerCode}`,
+          ifMatch: ifMatchOf(ctx),
+        });
+      }
       ctx.response.headers.set("ETag", `"${version}"`);
-      return ctx.db.provider.findUniqueOrThrow({ ...query, where: { providerCode } });
+      // The profile as it is now, in one round trip (provider.read.ts); the caller is its owner.
+      const provider = await readProvider(ctx.db, dialectOf(ctx.config.databaseUrl), providerCode, {
+        tokens: queriesRelation(query, "tokens"),
+        events: queriesRelation(query, "events"),
+      });
+      if (!provider) throw notFound(`No provider "${providerCode}"`);
+      return provider;
     },
   }),
 }));

@@ -21,6 +21,7 @@ import type { Db, Dialect } from "../db.ts";
 import { badInput } from "../errors.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import { decodeCursor, encodeCursor } from "../pagination.ts";
+import { columnsSql, SUMMARY_COLUMNS, type SummaryRow, summaryRow } from "./provider.read.ts";
 
 export const MAX_SEARCH_LENGTH = 200;
 const MAX_WORDS = 16;
@@ -143,7 +144,17 @@ function columnSql(column: Prisma.Sql, key: string, value: unknown): Prisma.Sql 
 export function providersTable(alias = "p"): SqlTable {
   return {
     alias,
-    columns: new Set(["id", "providerCode", "agentType", "visibility", "trustTier", "reviewStage"]),
+    columns: new Set([
+      "id",
+      "providerCode",
+      "agentType",
+      "visibility",
+      "trustTier",
+      "reviewStage",
+      // includeRetired and updatedSince (provider.changes.ts)
+      "lifecycle",
+      "updatedAt",
+    ]),
     relations: {
       labelIndex: (value, a) => {
         const some = (value as { some?: unknown } | null)?.some as Record<string, unknown> | undefined;
@@ -235,12 +246,15 @@ function scoreSql(words: readonly string[], alias: string): Prisma.Sql {
 // only the row's own tsvector, so on PostgreSQL the index's ranking is used as it is.
 const TS_WEIGHTS = "{0.05, 0.2, 0.5, 1.0}";
 
-/** One page of provider ids matching the search and the filters, best match first per block. */
-export async function searchProviderIds(
+/**
+ * One page of provider summaries matching the search and the filters, best match first per block,
+ * read in one statement (the page's rows come with the ranking, not in a second query).
+ */
+export async function searchProviders(
   db: Db,
   dialect: Dialect,
   request: SearchRequest,
-): Promise<{ ids: number[]; nextCursor: string | null }> {
+): Promise<{ rows: SummaryRow[]; nextCursor: string | null }> {
   const fingerprint = createHash("sha256")
     .update(JSON.stringify([request.words, request.context]))
     .digest("base64url")
@@ -263,7 +277,7 @@ export async function searchProviderIds(
   const within = offset - skip;
   const rows =
     dialect === "postgresql"
-      ? await db.$queryRaw<{ id: number }[]>`
+      ? await db.$queryRaw<Record<string, unknown>[]>`
           WITH "c" AS MATERIALIZED (
             SELECT p."id"
             FROM "providers" AS p
@@ -274,13 +288,13 @@ export async function searchProviderIds(
           ), "b" AS MATERIALIZED (
             SELECT "id", (row_number() OVER (ORDER BY "id" DESC) - 1) / CAST(${window} AS INTEGER) AS "block" FROM "c"
           )
-          SELECT "b"."id"
+          SELECT ${columnsSql(SUMMARY_COLUMNS)}
           FROM "b" JOIN "providers" AS p ON p."id" = "b"."id",
                to_tsquery('simple', provider_search_fold(${tsQuery(request.words, "all")})) AS q
           ORDER BY "b"."block" ASC, ts_rank_cd(${TS_WEIGHTS}::float4[], p."searchVector", q) DESC, "b"."id" DESC
           LIMIT ${take} OFFSET ${within}`
       : // The score is computed in the walk itself: OFFSET skips rows before their columns are read.
-        await db.$queryRaw<{ id: number }[]>`
+        await db.$queryRaw<Record<string, unknown>[]>`
           WITH "c" AS MATERIALIZED (
             SELECT "provider_search"."rowid" AS "id", ${scoreSql(request.words, "p")} AS "score"
             FROM "provider_search" JOIN "providers" AS p ON p."id" = "provider_search"."rowid"
@@ -288,15 +302,17 @@ export async function searchProviderIds(
             ORDER BY "provider_search"."rowid" DESC
             LIMIT ${walk} OFFSET ${skip}
           )
-          SELECT "id" FROM (
-            SELECT "id", "score", (row_number() OVER (ORDER BY "id" DESC) - 1) / CAST(${window} AS INTEGER) AS "block"
-            FROM "c"
-          )
-          ORDER BY "block" ASC, "score" DESC, "id" DESC
-          LIMIT ${take} OFFSET ${within}`;
-  const ids = rows.slice(0, request.limit).map((r) => Number(r.id));
+          SELECT ${columnsSql(SUMMARY_COLUMNS)} FROM (
+            SELECT "id", "block", "score" FROM (
+              SELECT "id", "score", (row_number() OVER (ORDER BY "id" DESC) - 1) / CAST(${window} AS INTEGER) AS "block"
+              FROM "c"
+            )
+            ORDER BY "block" ASC, "score" DESC, "id" DESC
+            LIMIT ${take} OFFSET ${within}
+          ) AS "top" JOIN "providers" AS p ON p."id" = "top"."id"
+          ORDER BY "top"."block" ASC, "top"."score" DESC, "top"."id" DESC`;
   return {
-    ids,
+    rows: rows.slice(0, request.limit).map(summaryRow),
     nextCursor: rows.length > request.limit ? encodeCursor([offset + request.limit, fingerprint]) : null,
   };
 }

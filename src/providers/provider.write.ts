@@ -5,6 +5,7 @@
 import { mintToken } from "../auth/agent.token.ts";
 import type { Db } from "../db.ts";
 import { apiError, conflict, notFound } from "../errors.ts";
+import { type FeedNote, noteFeed, notesOfMove } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import {
   ACTIVE_STATUSES,
@@ -14,6 +15,7 @@ import {
   type ReviewStatus,
 } from "../reviews/review.rules.ts";
 import { applyMove } from "../reviews/review.write.ts";
+import { lifecycleOf, lifecycleSnapshot } from "./provider.lifecycle.ts";
 import {
   changedFields,
   deriveProviderCode,
@@ -101,7 +103,7 @@ export async function intakeProvider(
     const actor = `agent:${providerCode}`;
     const reviewCode = newReviewCode();
     try {
-      const providerId = await db.$transaction(async (tx) => {
+      const written = await db.$transaction(async (tx) => {
         const created = await tx.provider.create({
           data: {
             ...(columnsOf(profile) as Prisma.ProviderCreateInput),
@@ -127,9 +129,14 @@ export async function intakeProvider(
           ],
         });
         if (within) await within(tx, { providerId: created.id, providerCode, reviewCode });
-        return created.id;
+        return { id: created.id, reviewId: review.id };
       });
-      return { providerId, providerCode, reviewCode, accessToken: token.secret, tokenId: token.tokenId };
+      // Committed: announce it (src/feed).
+      noteFeed(
+        { kind: "PROVIDER_CREATED", providerId: written.id },
+        { kind: "REVIEW_OPENED", providerId: written.id, reviewId: written.reviewId },
+      );
+      return { providerId: written.id, providerCode, reviewCode, accessToken: token.secret, tokenId: token.tokenId };
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
       const fields = violatedFields(error);
@@ -150,7 +157,9 @@ export async function patchProvider(
   db: Db,
   input: { providerCode: string; patch: Patch; actor: string; ifMatch: number | "*" | null | undefined },
 ): Promise<number> {
-  return db.$transaction(async (tx) => {
+  // What the feed announces once the transaction has committed (src/feed).
+  const notes: FeedNote[] = [];
+  const written = await db.$transaction(async (tx) => {
     // Claim the next version first: the UPDATE takes the row's lock, so concurrent PATCHes of one
     // provider queue here (on PostgreSQL each replica's, under READ COMMITTED) and each reads the
     // profile as the one before it left it. A PATCH without If-Match is never refused for a race,
@@ -179,7 +188,14 @@ export async function patchProvider(
       await tx.providerLabel.createMany({ data: after.labels.map((label) => ({ providerId: row.id, label })) });
     }
     await tx.providerVersion.create({
-      data: { providerId: row.id, version, actor: input.actor, changedFields: changed, snapshot: snapshotOf(after) },
+      data: {
+        providerId: row.id,
+        version,
+        actor: input.actor,
+        changedFields: changed,
+        // The lifecycle (a PATCH never changes it) stays in the snapshot while it is not ACTIVE.
+        snapshot: { ...snapshotOf(after), ...lifecycleSnapshot(lifecycleOf(row)) } as object,
+      },
     });
     await tx.reviewEvent.create({
       data: {
@@ -204,7 +220,9 @@ export async function patchProvider(
       },
       changedReviewedFields: changed.some((f) => REVIEWED_FIELDS.includes(f)),
     });
+    notes.push({ kind: "PROVIDER_UPDATED", providerId: row.id });
     if (effect.kind === "resubmit") {
+      notes.push(...notesOfMove(effect.move, { providerId: row.id, reviewId: effect.reviewId }));
       await applyMove(
         tx,
         { providerId: row.id, stage: row.reviewStage, review: { id: effect.reviewId, status: "CHANGES_REQUESTED" } },
@@ -225,7 +243,10 @@ export async function patchProvider(
           note: `changed ${changed.filter((f) => REVIEWED_FIELDS.includes(f)).join(", ")}`,
         },
       });
+      notes.push({ kind: "REVIEW_OPENED", providerId: row.id, reviewId: review.id });
     }
     return version;
   });
+  noteFeed(...notes);
+  return written;
 }

@@ -6,11 +6,13 @@ import { builder } from "../builder.ts";
 import { notFound } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { decodeCursor, page, pageSize } from "../pagination.ts";
+import type { LifecycleState } from "./provider.lifecycle.ts";
 import type { Profile } from "./provider.rules.ts";
 import {
   AgentType,
   CapabilityRef,
   EndpointRef,
+  LifecycleEnum,
   ModelRef,
   PolicyRef,
   RoleRef,
@@ -40,6 +42,16 @@ const ProfileSnapshotRef = builder.objectRef<Profile>("ProfileSnapshot").impleme
     endpoint: t.field({ type: EndpointRef, resolve: (s) => s.endpoint }),
     policy: t.field({ type: PolicyRef, nullable: true, resolve: (s) => s.policy }),
     roles: t.field({ type: [RoleRef], resolve: (s) => s.roles }),
+    // The lifecycle, kept in a snapshot only while it is not ACTIVE (provider.lifecycle.ts).
+    lifecycle: t.field({
+      type: LifecycleEnum,
+      resolve: (s) => (s as Partial<LifecycleState>).lifecycle ?? "ACTIVE",
+    }),
+    lifecycleMessage: t.string({
+      nullable: true,
+      resolve: (s) => (s as Partial<LifecycleState>).lifecycleMessage ?? null,
+    }),
+    successorCode: t.string({ nullable: true, resolve: (s) => (s as Partial<LifecycleState>).successorCode ?? null }),
   }),
 });
 

@@ -31,6 +31,7 @@ import {
 import { useSofa } from "sofa-api";
 import { SERVICE_VERSION } from "../config.ts";
 import { ERROR_STATUS, ERROR_TITLE, type ErrorCode } from "../errors.ts";
+import { JSON_ARGUMENT_SCHEMAS, JSON_FIELD_SCHEMAS } from "../interop/interop.openapi.ts";
 import { sofaConfig } from "./rest.plugin.ts";
 import { type Auth, pathParams, REST_ROUTES, type RestRoute, restPath } from "./rest.routes.ts";
 
@@ -54,7 +55,8 @@ const SCALARS: Record<string, Json> = {
   Float: { type: "number", format: "double" },
   Boolean: { type: "boolean" },
   DateTime: { type: "string", format: "date-time", description: "An ISO-8601 instant in UTC" },
-  JSON: { description: "Any JSON value" },
+  // Any value but null: a nullable JSON field adds "null" like any other type (schemaOf).
+  JSON: { type: ["string", "number", "boolean", "object", "array"], description: "Any JSON value" },
 };
 
 function ref(name: string): Json {
@@ -78,8 +80,9 @@ function schemaOf(type: GraphQLType): Json {
   const schema = nonNullSchema(type);
   if (isNonNullType(type)) return schema;
   if (typeof schema.type === "string") return { ...schema, type: [schema.type, "null"] };
+  if (Array.isArray(schema.type)) return { ...schema, type: [...schema.type, "null"] };
   if (schema.$ref) return { oneOf: [schema, { type: "null" }] };
-  return schema; // JSON: any value, null included
+  return schema;
 }
 
 function withDescription(schema: Json, description: string | null | undefined): Json {
@@ -124,6 +127,14 @@ function componentSchemas(schema: GraphQLSchema): Record<string, Json> {
     const built = namedTypeSchema(type);
     if (built) schemas[type.name] = built;
   }
+  // JSON fields whose shape is known, though GraphQL cannot say it (maps keyed by name).
+  for (const [typeName, fields] of Object.entries(JSON_FIELD_SCHEMAS)) {
+    const properties = schemas[typeName]?.properties as Record<string, Json> | undefined;
+    for (const [field, fieldSchema] of Object.entries(fields)) {
+      if (!properties?.[field]) throw new Error(`No JSON field ${typeName}.${field} to describe`);
+      properties[field] = fieldSchema;
+    }
+  }
   return schemas;
 }
 
@@ -148,6 +159,11 @@ const PROBLEM_SCHEMA: Json = {
         properties: {
           path: { type: "string", description: "The field's dotted path, e.g. `endpoint.url` or `labels.2`" },
           message: { type: "string" },
+          source: {
+            type: ["string", "null"],
+            description:
+              "POST /api/v1/providers/import only: the JSON pointer into the imported document the field came from (null: from the request body)",
+          },
         },
       },
     },
@@ -177,6 +193,7 @@ function errorResponses(): Record<string, Json> {
 /** The errors an operation can answer besides the ones every route may. */
 const OPERATION_ERRORS: Record<string, ErrorCode[]> = {
   createProvider: ["CONFLICT", "UNPROCESSABLE_CONTENT"],
+  importProvider: ["CONFLICT", "UNPROCESSABLE_CONTENT"],
   issueToken: ["CONFLICT"],
   // A PATCH moves the review workflow too (resubmission), which refuses a concurrent move with 409.
   updateProvider: ["CONFLICT", "PRECONDITION_FAILED"],
@@ -186,6 +203,8 @@ const OPERATION_ERRORS: Record<string, ErrorCode[]> = {
   updateReview: ["CONFLICT"],
   suspendProvider: ["CONFLICT"],
   reinstateProvider: ["CONFLICT"],
+  // A transition the lifecycle does not allow (409 naming the state); a stale If-Match (412).
+  setProviderLifecycle: ["CONFLICT", "PRECONDITION_FAILED"],
 };
 
 const REQUIRES_CREDENTIALS = new Set<Auth>(["agent", "reviewer", "agentOrReviewer"]);
@@ -219,6 +238,7 @@ const NO_STORE_HEADER: Json = {
 const RESPONSE_HEADERS: Record<string, Json> = {
   provider: ETAG_HEADER,
   updateProvider: ETAG_HEADER,
+  setProviderLifecycle: ETAG_HEADER,
   createProvider: {
     ...NO_STORE_HEADER,
     "Idempotent-Replayed": {
@@ -228,6 +248,7 @@ const RESPONSE_HEADERS: Record<string, Json> = {
   },
   issueToken: NO_STORE_HEADER,
 };
+RESPONSE_HEADERS.importProvider = RESPONSE_HEADERS.createProvider as Json;
 
 const IF_MATCH: Json = {
   name: "If-Match",
@@ -283,12 +304,16 @@ function operationOf(schema: GraphQLSchema, route: RestRoute, sofaParameters: re
   for (const name of inPath) {
     if (!parameters.some((p) => p.name === name)) throw new Error(`SOFA lost the path parameter ${name}`);
   }
-  if (field.name === "updateProvider") parameters.push(IF_MATCH);
-  if (field.name === "createProvider") parameters.push(IDEMPOTENCY_KEY);
+  if (field.name === "updateProvider" || field.name === "setProviderLifecycle") parameters.push(IF_MATCH);
+  if (field.name === "createProvider" || field.name === "importProvider") parameters.push(IDEMPOTENCY_KEY);
 
   const bodyArgs = field.args.filter((a) => !inPath.has(a.name));
   const body = hasBody ? objectSchema(bodyArgs, { closed: true }) : undefined;
   if (body && route.method === "PATCH") body.minProperties = 1;
+  // JSON arguments whose shape is known (an imported document is an object).
+  for (const [name, argSchema] of Object.entries(JSON_ARGUMENT_SCHEMAS[field.name] ?? {})) {
+    if (body) (body.properties as Record<string, Json>)[name] = argSchema;
+  }
   const bodyRequired = route.method === "PATCH" || bodyArgs.some((a) => isNonNullType(a.type));
 
   const responses: Record<string, Json> = {

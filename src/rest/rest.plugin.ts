@@ -89,7 +89,12 @@ async function check(schema: GraphQLSchema, request: Request, url: URL): Promise
       const type = getNamedType(arg.type);
       if (!isScalarType(type) || !url.searchParams.has(arg.name)) continue;
       try {
-        for (const value of url.searchParams.getAll(arg.name)) type.serialize(value);
+        for (const value of url.searchParams.getAll(arg.name)) {
+          // SOFA reads `true` as true and anything else as false: only the two words are booleans.
+          if (type.name === "Boolean") {
+            if (value !== "true" && value !== "false") throw new TypeError("must be true or false");
+          } else type.serialize(value);
+        }
       } catch (error) {
         errors.push({ path: arg.name, message: (error as Error).message });
       }

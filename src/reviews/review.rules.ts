@@ -29,6 +29,10 @@ export const TIMELINE_KINDS = [
   "TOKEN_REVOKED",
   "UPDATE_SUBMITTED",
   "PRIORITY_CHANGED",
+  // The provider's lifecycle (src/providers/provider.lifecycle.ts).
+  "DEPRECATED",
+  "RETIRED",
+  "REACTIVATED",
 ] as const;
 
 export type ReviewStatus = (typeof REVIEW_STATUSES)[number];

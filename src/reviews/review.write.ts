@@ -6,6 +6,7 @@
  */
 import type { Db } from "../db.ts";
 import { badInput, conflict, notFound } from "../errors.ts";
+import { type FeedNote, noteFeed, notesOfMove } from "../feed/feed.outbox.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import {
   ACTIVE_STATUSES,
@@ -139,13 +140,16 @@ export async function assignReview(db: Db, reviewCode: string, assignee: string,
   const who = assignee.trim();
   if (!who || who.length > 200)
     throw badInput("assignee must be 1–200 characters", [{ path: "assignee", message: "1–200 characters" }]);
-  await db.$transaction(async (tx) => {
+  const notes = await db.$transaction(async (tx) => {
     const { review, providerId, state } = await loadReview(tx, reviewCode);
-    await applyMove(tx, { providerId, stage: state.stage, review }, settle(assign(state)), actor, {
+    const move = settle(assign(state));
+    await applyMove(tx, { providerId, stage: state.stage, review }, move, actor, {
       note: `assigned to ${who}`,
       review: { assignedTo: who },
     });
+    return notesOfMove(move, { providerId, reviewId: review.id });
   });
+  noteFeed(...notes);
 }
 
 export async function decideReview(
@@ -163,25 +167,22 @@ export async function decideReview(
   if (input.trustTier && input.decision !== "APPROVE") {
     throw badInput("trustTier can only be set when approving", [{ path: "trustTier", message: "only with APPROVE" }]);
   }
-  await db.$transaction(async (tx) => {
+  const notes = await db.$transaction(async (tx) => {
     const { review, providerId, assignedTo, state } = await loadReview(tx, input.reviewCode);
-    await applyMove(
-      tx,
-      { providerId, stage: state.stage, review },
-      settle(decide(state, input.decision)),
-      input.actor,
-      {
-        note,
-        // Whoever decides an unassigned review is the one who reviewed it.
-        ...(assignedTo ? {} : { review: { assignedTo: input.reviewer } }),
-        ...(input.trustTier ? { provider: { trustTier: input.trustTier } } : {}),
-      },
-    );
+    const move = settle(decide(state, input.decision));
+    await applyMove(tx, { providerId, stage: state.stage, review }, move, input.actor, {
+      note,
+      // Whoever decides an unassigned review is the one who reviewed it.
+      ...(assignedTo ? {} : { review: { assignedTo: input.reviewer } }),
+      ...(input.trustTier ? { provider: { trustTier: input.trustTier } } : {}),
+    });
+    return notesOfMove(move, { providerId, reviewId: review.id });
   });
+  noteFeed(...notes);
 }
 
 export async function setReviewPriority(db: Db, reviewCode: string, priority: Priority, actor: string): Promise<void> {
-  await db.$transaction(async (tx) => {
+  const notes = await db.$transaction(async (tx) => {
     const { review, providerId, state } = await loadReview(tx, reviewCode);
     if (!isActive(review.status))
       throw conflict(`review ${reviewCode} is ${review.status}; only an active review can be reprioritised`);
@@ -189,19 +190,23 @@ export async function setReviewPriority(db: Db, reviewCode: string, priority: Pr
       note: `priority set to ${priority}`,
       review: { priority, priorityRank: priorityRank(priority) },
     });
+    return notesOfMove({ event: "PRIORITY_CHANGED" }, { providerId, reviewId: review.id });
   });
+  noteFeed(...notes);
 }
 
 export async function commentOnReview(db: Db, reviewCode: string, note: string, actor: string): Promise<number> {
   const text = checkedNote(note, true);
-  return db.$transaction(async (tx) => {
+  const written = await db.$transaction(async (tx) => {
     const { review, providerId } = await loadReview(tx, reviewCode);
     const event = await tx.reviewEvent.create({
       data: { providerId, reviewId: review.id, kind: "COMMENTED", actor, note: text },
       select: { id: true },
     });
-    return event.id;
+    return { id: event.id, note: { kind: "REVIEW_COMMENTED", providerId, reviewId: review.id } satisfies FeedNote };
   });
+  noteFeed(written.note);
+  return written.id;
 }
 
 /** Suspends or reinstates a provider. */
@@ -210,15 +215,16 @@ export async function moderateProvider(
   input: { providerCode: string; action: "suspend" | "reinstate"; note?: string | null; actor: string },
 ): Promise<void> {
   const note = checkedNote(input.note, input.action === "suspend");
-  await db.$transaction(async (tx) => {
+  const notes = await db.$transaction(async (tx) => {
     const provider = await tx.provider.findUnique({
       where: { providerCode: input.providerCode },
       select: { id: true, reviewStage: true },
     });
     if (!provider) throw notFound(`No provider "${input.providerCode}"`);
     const outcome = input.action === "suspend" ? suspend(provider.reviewStage) : reinstate(provider.reviewStage);
-    await applyMove(tx, { providerId: provider.id, stage: provider.reviewStage }, settle(outcome), input.actor, {
-      note,
-    });
+    const move = settle(outcome);
+    await applyMove(tx, { providerId: provider.id, stage: provider.reviewStage }, move, input.actor, { note });
+    return notesOfMove(move, { providerId: provider.id });
   });
+  noteFeed(...notes);
 }

@@ -6,7 +6,8 @@
  */
 import { gunzipSync } from "node:zlib";
 import { describe, expect, test } from "@jest/globals";
-import { diffValues } from "../../src/web/client/diff.ts";
+import { createPatch } from "rfc6902";
+import { type PatchOperation, patchChanges } from "../../src/web/client/diff.ts";
 import { acceptsGzip, GRAPHIQL_CSP, PAGE_CSP, pageOf } from "../../src/web/web.plugin.ts";
 import { app, call } from "../helpers.ts";
 
@@ -157,7 +158,11 @@ describe("GraphiQL", () => {
 });
 
 describe("version diff", () => {
-  test("names each changed path with its values", () => {
+  /** The rows the profile page shows for the server's JSON Patch between two snapshots. */
+  const diffValues = (before: unknown, after: unknown) =>
+    patchChanges(before, createPatch(before, after) as PatchOperation[]);
+
+  test("names each changed path of the server's JSON Patch with its values", () => {
     const before = {
       summary: "Plans routes",
       labels: ["maps"],

@@ -459,6 +459,62 @@ describe("the directory", () => {
   });
 });
 
+describe("lifecycle (issue #8)", () => {
+  test("the directory card and the profile show DEPRECATED and RETIRED, the message and the successor; retired agents only when asked", async () => {
+    const label = `lc-${uniqueCode("").slice(-8)}`;
+    const [next, old, gone] = [
+      await intake({ name: "Planner Two", labels: [label] }),
+      await intake({ name: "Planner One", labels: [label] }),
+      await intake({ name: "Planner Zero", labels: [label] }),
+    ];
+    for (const p of [next, old, gone]) await approve(p.providerCode);
+    const set = (code: string, token: string, body: unknown) =>
+      call("POST", `/api/v1/providers/${code}/lifecycle`, { token, body });
+    expect(
+      (
+        await set(old.providerCode, old.accessToken, {
+          state: "DEPRECATED",
+          message: "Moved to v2",
+          successorCode: next.providerCode,
+        })
+      ).status,
+    ).toBe(200);
+    expect((await set(gone.providerCode, gone.accessToken, { state: "RETIRED", message: "Shut down" })).status).toBe(
+      200,
+    );
+
+    const visitor = await open();
+    const page = visitor.page;
+    await page.goto(`/?labels=${label}`);
+    await page.getByText("2 agents on page 1.").waitFor(WAIT);
+    const card = page.locator(".card", { has: page.getByText(old.providerCode, { exact: true }) });
+    expect(await text(card.locator("[data-lifecycle]"))).toBe("Deprecated");
+    expect(await text(card.locator(".lifecycle"))).toBe(
+      `This agent is deprecated. Moved to v2 Use ${next.providerCode} instead.`,
+    );
+    expect(await page.locator(".card .code").allTextContents()).not.toContain(gone.providerCode);
+
+    // The checkbox brings retired agents back (and is kept in the address).
+    await page.getByLabel("Include retired agents").check();
+    await page.getByText("3 agents on page 1.").waitFor(WAIT);
+    expect(new URL(page.url()).searchParams.get("includeRetired")).toBe("true");
+    const retired = page.locator(".card", { has: page.getByText(gone.providerCode, { exact: true }) });
+    expect(await text(retired.locator("[data-lifecycle]"))).toBe("Retired");
+    expect(await text(retired.locator(".lifecycle"))).toBe("This agent is retired. Shut down");
+
+    // The successor link leads to its profile, which names its predecessor.
+    await card.getByRole("link", { name: next.providerCode }).click();
+    await page.getByRole("heading", { level: 1, name: "Planner Two" }).waitFor(WAIT);
+    expect(await text(page.locator(".predecessors"))).toBe(`Succeeds ${old.providerCode}.`);
+    await page.goto(`/providers/${old.providerCode}`);
+    await page.getByRole("heading", { level: 1, name: "Planner One" }).waitFor(WAIT);
+    expect(await text(page.locator(".profile-head [data-lifecycle]"))).toBe("Deprecated");
+    expect(await text(page.locator(".profile-head .lifecycle"))).toContain("Moved to v2");
+    await screenshot(page, "profile-deprecated");
+    await done(visitor);
+  });
+});
+
 describe("the profile", () => {
   test("every section, the timeline, and versions with the diff to the one before", async () => {
     const p = await intake({
@@ -518,6 +574,15 @@ describe("the profile", () => {
       ["summary", "Plans delivery routes across a city", "Plans routes for vans and bikes"],
       ["labels", "maps, routing", "maps, bikes"],
     ]);
+    // The rows come from the server's JSON Patch, which is shown too; the agent card is a link away.
+    await versions.getByText("As a JSON Patch (RFC 6902)").click();
+    expect(JSON.parse(await text(versions.locator("details.patch pre")))).toEqual([
+      { op: "replace", path: "/summary", value: "Plans routes for vans and bikes" },
+      { op: "replace", path: "/labels/1", value: "bikes" },
+    ]);
+    expect(await page.getByRole("link", { name: "Agent card" }).getAttribute("href")).toBe(
+      `/api/v1/providers/${p.providerCode}/agent-card.json`,
+    );
     expect(
       await versions.getByRole("button", { name: "Hide changes from version 1" }).getAttribute("aria-expanded"),
     ).toBe("true");

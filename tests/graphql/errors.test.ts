@@ -55,7 +55,7 @@ describe("extensions.code", () => {
   test("an unexpected failure is INTERNAL and masked", async () => {
     const created = await intake();
     jest
-      .spyOn(db.provider, "findUnique")
+      .spyOn(db, "$queryRaw")
       .mockRejectedValueOnce(new Error("SQLITE_BUSY: SELECT secret FROM providers at /work/main/src/db.ts:3:4"));
     const answer = await gql("query Q($c: String!) { provider(providerCode: $c) { name } }", {
       c: created.providerCode,

@@ -82,7 +82,7 @@ describe("masked internal errors", () => {
   test("an unexpected failure is a 500 INTERNAL that says nothing of it", async () => {
     const created = await intake();
     jest
-      .spyOn(db.provider, "findUnique")
+      .spyOn(db, "$queryRaw")
       .mockRejectedValueOnce(
         new Error('SQLITE_ERROR: near "SELECT * FROM providers" at /work/main/src/providers/provider.schema.ts:1:1'),
       );

@@ -26,6 +26,12 @@ const ALLOWED = [
   "POST /api/v1/reviews/:reviewCode/comments",
   "POST /api/v1/providers/:providerCode/suspend",
   "POST /api/v1/providers/:providerCode/reinstate",
+  // Interop (#8, part A): agent cards, import, diffs.
+  "GET /api/v1/providers/:providerCode/agent-card.json",
+  "POST /api/v1/providers/import",
+  "GET /api/v1/providers/:providerCode/versions/:from/diff/:to",
+  // Lifecycle (#8, part B). The change feed is a GraphQL subscription only: no route.
+  "POST /api/v1/providers/:providerCode/lifecycle",
 ].sort();
 
 describe("the REST allow-list", () => {

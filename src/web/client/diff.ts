@@ -1,7 +1,10 @@
 /**
- * The differences between two version snapshots, as rows a person can read: which field (by path,
- * like `capabilities.0.name`) was added, removed or changed, with the value before and after.
- * Lists of plain values (labels, tags, scopes) compare as a whole; lists of objects item by item.
+ * A version's changes as rows a person can read, from the RFC 6902 JSON Patch the server computes
+ * (GET /api/v1/providers/{code}/versions/{from}/diff/{to}): which field (by path, like
+ * `capabilities.0.name`) was added, removed or changed, with the value before and after. Changes
+ * inside a list of plain values (labels, tags, scopes) show the whole list; lists of objects item
+ * by item. The "before" values come from the earlier version's snapshot, the patch applied to it
+ * one operation at a time.
  */
 
 export interface Change {
@@ -11,32 +14,87 @@ export interface Change {
   after: unknown;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const isEmpty = (v: unknown) => v === null || v === undefined;
-
-function equal(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+/** One RFC 6902 operation as the API answers it (members an operation does not use are null). */
+export interface PatchOperation {
+  op: "add" | "remove" | "replace" | "move" | "copy" | "test";
+  path: string;
+  from?: string | null;
+  value?: unknown;
 }
 
-export function diffValues(before: unknown, after: unknown, path = ""): Change[] {
-  if (equal(before, after)) return [];
-  const at = (key: string | number) => (path ? `${path}.${key}` : String(key));
-  if (isEmpty(before)) return [{ path, kind: "added", before: null, after }];
-  if (isEmpty(after)) return [{ path, kind: "removed", before, after: null }];
-  if (isObject(before) && isObject(after)) {
-    const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])];
-    return keys.flatMap((key) => diffValues(before[key], after[key], at(key)));
+type Container = Record<string, unknown> | unknown[];
+
+const isEmpty = (v: unknown) => v === null || v === undefined;
+const isPlain = (v: unknown) => v === null || typeof v !== "object";
+const clone = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T));
+
+function segmentsOf(pointer: string): string[] {
+  return pointer === ""
+    ? []
+    : pointer
+        .slice(1)
+        .split("/")
+        .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+}
+
+function get(document: unknown, segments: string[]): unknown {
+  let node = document;
+  for (const s of segments) {
+    if (node === null || typeof node !== "object") return undefined;
+    node = (node as Record<string, unknown>)[s];
   }
-  if (Array.isArray(before) && Array.isArray(after)) {
-    const plain = [...before, ...after].every((v) => !isObject(v) && !Array.isArray(v));
-    if (plain) return [{ path, kind: "changed", before, after }];
-    const changes: Change[] = [];
-    for (let i = 0; i < Math.max(before.length, after.length); i++) {
-      if (i >= before.length) changes.push({ path: at(i), kind: "added", before: null, after: after[i] });
-      else if (i >= after.length) changes.push({ path: at(i), kind: "removed", before: before[i], after: null });
-      else changes.push(...diffValues(before[i], after[i], at(i)));
+  return node;
+}
+
+/** Applies one add, remove or replace to `document` in place (what the server's patches hold). */
+function apply(document: unknown, op: PatchOperation): void {
+  const segments = segmentsOf(op.path);
+  const last = segments.pop();
+  const parent = get(document, segments) as Container | undefined;
+  if (last === undefined || parent === null || typeof parent !== "object") {
+    throw new Error(`The change ${op.op} ${op.path} does not fit the earlier version`);
+  }
+  if (Array.isArray(parent)) {
+    const index = last === "-" ? parent.length : Number(last);
+    if (op.op === "add") parent.splice(index, 0, clone(op.value));
+    else if (op.op === "remove") parent.splice(index, 1);
+    else if (op.op === "replace") parent[index] = clone(op.value);
+  } else if (op.op === "remove") {
+    delete parent[last];
+  } else if (op.op === "add" || op.op === "replace") {
+    parent[last] = clone(op.value);
+  }
+}
+
+/** The rows of the changes a patch makes to `before` (which is not modified). */
+export function patchChanges(before: unknown, patch: readonly PatchOperation[]): Change[] {
+  const document = clone(before);
+  const rows: (Change & { list?: string[] })[] = [];
+  for (const op of patch) {
+    if (op.op !== "add" && op.op !== "remove" && op.op !== "replace") continue; // never sent by the server
+    const segments = segmentsOf(op.path);
+    const parentPath = segments.slice(0, -1);
+    const parent = get(document, parentPath);
+    const inPlainList = Array.isArray(parent) && parent.every(isPlain) && (op.op === "remove" || isPlain(op.value));
+    if (inPlainList) {
+      // The whole list is one row, however many operations it takes.
+      const path = parentPath.join(".");
+      const previous = rows.at(-1);
+      if (!previous || previous.path !== path || !previous.list) {
+        rows.push({ path, kind: "changed", before: clone(parent), after: null, list: parentPath });
+      }
+      apply(document, op);
+      const row = rows.at(-1) as Change & { list: string[] };
+      row.after = clone(get(document, row.list));
+      continue;
     }
-    return changes;
+    const last = segments.at(-1);
+    if (Array.isArray(parent) && last === "-") segments[segments.length - 1] = String(parent.length);
+    const previousValue = op.op === "add" ? null : clone(get(document, segments));
+    apply(document, op);
+    const after = op.op === "remove" ? null : clone(op.value);
+    const kind = isEmpty(previousValue) ? "added" : isEmpty(after) ? "removed" : "changed";
+    rows.push({ path: segments.join("."), kind, before: previousValue ?? null, after: after ?? null });
   }
-  return [{ path, kind: "changed", before, after }];
+  return rows.map(({ list: _list, ...row }) => row);
 }

@@ -1,6 +1,13 @@
 /** The shapes of /api/v1 answers the pages read (see /openapi.json). */
 
-export interface ProviderSummary {
+/** A provider's lifecycle (issue #8), on summaries and profiles. */
+export interface Lifecycle {
+  lifecycle: "ACTIVE" | "DEPRECATED" | "RETIRED";
+  lifecycleMessage: string | null;
+  successorCode: string | null;
+}
+
+export interface ProviderSummary extends Lifecycle {
   providerCode: string;
   name: string;
   summary: string;
@@ -96,8 +103,10 @@ export interface Snapshot {
   roles: Role[];
 }
 
-export interface Provider extends Snapshot {
+export interface Provider extends Snapshot, Lifecycle {
   providerCode: string;
+  /** Providers naming this one as their successor. */
+  predecessors: string[];
   trustTier: string;
   reviewStage: string;
   tokens: TokenInfo[] | null;

@@ -7,6 +7,7 @@
 import { ApiError, isAbort, query, readAsViewer } from "../client/api.ts";
 import { h, mainElement, replace } from "../client/dom.ts";
 import { AGENT_TYPES, REVIEW_STAGES, TRUST_TIERS, VISIBILITIES } from "../client/enums.ts";
+import { lifecycleBadge, lifecycleNotice } from "../client/lifecycle.ts";
 import type { Page, ProviderSummary } from "../client/types.ts";
 import {
   badge,
@@ -23,7 +24,7 @@ import {
 } from "../client/ui.ts";
 
 const PAGE_SIZE = 20;
-const FILTERS = ["search", "agentType", "visibility", "trustTier", "reviewStage", "labels"] as const;
+const FILTERS = ["search", "agentType", "visibility", "trustTier", "reviewStage", "labels", "includeRetired"] as const;
 type Filter = (typeof FILTERS)[number];
 
 const main = mainElement();
@@ -53,7 +54,10 @@ const labels = h("input", {
   placeholder: "e.g. maps, routing",
   value: initial("labels"),
 });
-const controls: Record<Filter, HTMLInputElement | HTMLSelectElement> = {
+// Retired agents are hidden unless asked for (`?includeRetired=true`, kept in the address).
+const includeRetired = h("input", { type: "checkbox", name: "includeRetired", value: "true" });
+includeRetired.checked = initial("includeRetired") === "true";
+const controls: Record<Exclude<Filter, "includeRetired">, HTMLInputElement | HTMLSelectElement> = {
   search,
   agentType,
   visibility,
@@ -82,6 +86,7 @@ const form = h(
     field("Review stage", reviewStage),
     field("Visibility", visibility),
     field("Labels", labels, "Comma-separated; agents must carry all of them."),
+    h("label", { class: "check" }, includeRetired, " Include retired agents"),
   ),
   h(
     "div",
@@ -118,7 +123,8 @@ let inflight: AbortController | undefined;
 
 function filterValues(): Record<Filter, string> {
   const values = {} as Record<Filter, string>;
-  for (const name of FILTERS) values[name] = controls[name].value.trim();
+  for (const name of FILTERS) values[name] = name === "includeRetired" ? "" : controls[name].value.trim();
+  values.includeRetired = includeRetired.checked ? "true" : "";
   values.labels = splitList(values.labels.toLowerCase()).join(",");
   return values;
 }
@@ -144,12 +150,14 @@ function card(item: ProviderSummary): HTMLElement {
       ),
       h("p", { class: "code" }, item.providerCode),
       h("p", { class: "summary" }, item.summary),
+      lifecycleNotice(item),
       h(
         "p",
         { class: "badges" },
         badge(humanize(item.agentType), "neutral", "Agent type"),
         badge(humanize(item.endpoint.protocol), "neutral", "Protocol"),
         tierBadge(item.trustTier),
+        lifecycleBadge(item),
         item.reviewStage !== "APPROVED" ? stageBadge(item.reviewStage) : null,
         item.visibility !== "PUBLIC" ? badge(humanize(item.visibility), "warn", "Visibility") : null,
       ),
@@ -269,9 +277,12 @@ function restart(): void {
 const typed = debounce(restart, 300);
 search.addEventListener("input", typed);
 labels.addEventListener("input", typed);
-for (const control of [agentType, visibility, trustTier, reviewStage]) control.addEventListener("change", restart);
+for (const control of [agentType, visibility, trustTier, reviewStage, includeRetired]) {
+  control.addEventListener("change", restart);
+}
 function clearFilters(): void {
-  for (const name of FILTERS) controls[name].value = "";
+  for (const name of FILTERS) if (name !== "includeRetired") controls[name].value = "";
+  includeRetired.checked = false;
   restart();
   search.focus();
 }

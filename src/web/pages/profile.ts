@@ -4,8 +4,9 @@
  * this tab sees what reviewers see (contact, tokens, notes, private agents).
  */
 import { ApiError, isAbort, query, readAsViewer, reviewerToken } from "../client/api.ts";
-import { type Change, diffValues } from "../client/diff.ts";
+import { type Change, type PatchOperation, patchChanges } from "../client/diff.ts";
 import { type Child, h, mainElement, replace, uid } from "../client/dom.ts";
+import { lifecycleBadge, lifecycleNotice } from "../client/lifecycle.ts";
 import type { Page, Provider, Snapshot, Version, VersionSummary } from "../client/types.ts";
 import { badge, errorBox, humanize, Status, setTitle, stageBadge, tierBadge, time } from "../client/ui.ts";
 
@@ -115,12 +116,32 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
     ),
     h("h1", null, p.name),
     h("p", { class: "code" }, p.providerCode),
+    h(
+      "p",
+      { class: "profile-links" },
+      h("a", { href: `/api/v1/providers/${encoded}/agent-card.json`, type: "application/json" }, "Agent card"),
+      " (A2A v1.0, JSON)",
+    ),
     h("p", { class: "lede" }, p.summary),
+    lifecycleNotice(p),
+    p.predecessors?.length
+      ? h(
+          "p",
+          { class: "hint predecessors" },
+          "Succeeds ",
+          p.predecessors.flatMap((code, i) => [
+            i ? ", " : "",
+            h("a", { href: `/providers/${encodeURIComponent(code)}` }, code),
+          ]),
+          ".",
+        )
+      : null,
     h(
       "p",
       { class: "badges" },
       badge(humanize(p.agentType), "neutral", "Agent type"),
       tierBadge(p.trustTier),
+      lifecycleBadge(p),
       stageBadge(p.reviewStage),
       p.visibility !== "PUBLIC" ? badge(humanize(p.visibility), "warn", "Visibility") : null,
       badge(`Version ${p.version}`, "neutral", "Profile version"),
@@ -382,6 +403,24 @@ function diffTable(from: number, to: number, changes: Change[]): HTMLElement {
   );
 }
 
+/** The patch itself, as the API answers it (without the members an operation does not use). */
+function patchDetails(from: number, to: number, patch: PatchOperation[]): HTMLElement {
+  const strict = patch.map(({ op, path, from: source, value }) =>
+    op === "remove" ? { op, path } : op === "move" || op === "copy" ? { op, from: source, path } : { op, path, value },
+  );
+  return h(
+    "details",
+    { class: "patch" },
+    h("summary", null, "As a JSON Patch (RFC 6902)"),
+    h("pre", null, JSON.stringify(strict, null, 2)),
+    h(
+      "a",
+      { href: `/api/v1/providers/${encoded}/versions/${from}/diff/${to}`, type: "application/json" },
+      "Open as JSON",
+    ),
+  );
+}
+
 function versionItem(v: VersionSummary): HTMLElement {
   const panel = h("div", { class: "diff-panel", id: uid("diff"), hidden: true });
   const item = h(
@@ -409,10 +448,20 @@ function versionItem(v: VersionSummary): HTMLElement {
       if (open || loaded) return;
       const progress = new Status();
       replace(panel, progress.element);
-      progress.loading("Loading the two versions…", 0);
+      progress.loading("Loading the changes…", 0);
       try {
-        const [before, after] = await Promise.all([snapshot(v.version - 1), snapshot(v.version)]);
-        replace(panel, diffTable(v.version - 1, v.version, diffValues(before, after)));
+        // The server computes the changes (a JSON Patch); the earlier snapshot gives the "before" column.
+        const [before, patch] = await Promise.all([
+          snapshot(v.version - 1),
+          readAsViewer<PatchOperation[]>(`/providers/${encoded}/versions/${v.version - 1}/diff/${v.version}`).then(
+            (r) => r.data,
+          ),
+        ]);
+        replace(
+          panel,
+          diffTable(v.version - 1, v.version, patchChanges(before, patch)),
+          patchDetails(v.version - 1, v.version, patch),
+        );
         loaded = true;
       } catch (error) {
         replace(
@@ -423,7 +472,7 @@ function versionItem(v: VersionSummary): HTMLElement {
               toggle.click();
               toggle.click();
             },
-            "Could not load the versions.",
+            "Could not load the changes.",
           ),
         );
       }

@@ -1,0 +1,56 @@
+/**
+ * OpenAPI schemas for the JSON-typed fields of the interop types: A2A maps keyed by a scheme's name,
+ * which GraphQL cannot type. src/rest/openapi.ts puts them in place of the generic "any JSON value".
+ */
+
+type Json = Record<string, unknown>;
+
+const text = { type: "string" };
+const scheme = (kind: string, required: string[], properties: Json): Json => ({
+  type: "object",
+  required: [kind],
+  additionalProperties: false,
+  properties: { [kind]: { type: "object", required, properties: { description: text, ...properties } } },
+});
+
+/** Per operation, per JSON argument of its body: the schema that replaces the JSON scalar's. */
+export const JSON_ARGUMENT_SCHEMAS: Record<string, Record<string, Json>> = {
+  importProvider: {
+    document: {
+      type: "object",
+      description:
+        "The agent card (A2A v1.0) or server.json (MCP registry, schema 2025-12-11), as JSON; nested at most 32 deep",
+    },
+  },
+};
+
+/** Per GraphQL type, per field: the schema that replaces the JSON scalar's. */
+export const JSON_FIELD_SCHEMAS: Record<string, Record<string, Json>> = {
+  AgentCard: {
+    securitySchemes: {
+      type: "object",
+      description: "A2A `map<string, SecurityScheme>`: each scheme is an object with one member naming its kind",
+      additionalProperties: {
+        oneOf: [
+          scheme("httpAuthSecurityScheme", ["scheme"], { scheme: text, bearerFormat: text }),
+          scheme("apiKeySecurityScheme", ["location", "name"], {
+            location: { type: "string", enum: ["header", "query", "cookie"] },
+            name: text,
+          }),
+          scheme("mtlsSecurityScheme", [], {}),
+        ],
+      },
+    },
+  },
+  AgentCardSecurityRequirement: {
+    schemes: {
+      type: "object",
+      description: "A security scheme's name → the scopes it needs (`{ list: [] }`: none)",
+      additionalProperties: {
+        type: "object",
+        required: ["list"],
+        properties: { list: { type: "array", items: { type: "string" } } },
+      },
+    },
+  },
+};

@@ -1,0 +1,327 @@
+/**
+ * Interoperability on the GraphQL schema (and so on REST, through SOFA): a provider as an A2A agent
+ * card (`agentCard`), an intake from an A2A card or an MCP `server.json` (`importProvider`), and the
+ * JSON Patch between two profile versions (`versionDiff`). The logic lives beside this file
+ * (agent.card.ts, import.ts) and in providers/version.diff.ts; this file only registers it.
+ */
+import { builder } from "../builder.ts";
+import { badInput, notFound } from "../errors.ts";
+import { idempotencyOf, REPLAY_NOTICE } from "../idempotency/idempotency.plugin.ts";
+import { commitInTransaction } from "../idempotency/idempotency.store.ts";
+import type { Profile } from "../providers/provider.rules.ts";
+import { validateIntake } from "../providers/provider.rules.ts";
+import { AgentType, ProviderRef, Visibility } from "../providers/provider.schema.ts";
+import { canSee, isPrivileged } from "../providers/provider.visibility.ts";
+import { intakeProvider } from "../providers/provider.write.ts";
+import { type PatchOperation, shownSnapshot, snapshotPatch } from "../providers/version.diff.ts";
+import {
+  A2A_PROTOCOL_VERSION,
+  type AgentCard,
+  type AgentInterface,
+  type AgentSkill,
+  agentCardOf,
+  type SecurityRequirement,
+} from "./agent.card.ts";
+import { type ImportError, type MappedField, mapDocument } from "./import.ts";
+
+// ── Agent card ──────────────────────────────────────────────────────────────────────────────────
+
+const AgentCardInterfaceRef = builder.objectRef<AgentInterface>("AgentCardInterface").implement({
+  description: "A2A `AgentInterface`: where and how the agent is reached.",
+  fields: (t) => ({
+    url: t.exposeString("url"),
+    protocolBinding: t.exposeString("protocolBinding", {
+      description: "JSONRPC for an A2A endpoint; for other protocols their own name (MCP, HTTP_JSON, …)",
+    }),
+    protocolVersion: t.exposeString("protocolVersion", { description: `The A2A version, ${A2A_PROTOCOL_VERSION}` }),
+  }),
+});
+
+const AgentCardProviderRef = builder.objectRef<AgentCard["provider"]>("AgentCardProvider").implement({
+  description: "A2A `AgentProvider`.",
+  fields: (t) => ({
+    organization: t.exposeString("organization", {
+      description: "The owner's handle when the profile lists one, else the agent's name",
+    }),
+    url: t.exposeString("url", { description: "The origin of the agent's endpoint" }),
+  }),
+});
+
+const AgentCardCapabilitiesRef = builder.objectRef<AgentCard["capabilities"]>("AgentCardCapabilities").implement({
+  description: "A2A `AgentCapabilities`. The registry records none of them: each is what A2A assumes when absent.",
+  fields: (t) => ({
+    streaming: t.exposeBoolean("streaming"),
+    pushNotifications: t.exposeBoolean("pushNotifications"),
+    extensions: t.field({ type: ["JSON"], resolve: (c) => c.extensions }),
+  }),
+});
+
+const AgentCardSkillRef = builder.objectRef<AgentSkill>("AgentCardSkill").implement({
+  description: "A2A `AgentSkill`, from one of the profile's capabilities.",
+  fields: (t) => ({
+    id: t.exposeString("id", { description: "The capability's key" }),
+    name: t.exposeString("name"),
+    description: t.exposeString("description", { description: "The capability's description, else its name" }),
+    tags: t.exposeStringList("tags"),
+    examples: t.exposeStringList("examples"),
+    inputModes: t.exposeStringList("inputModes"),
+    outputModes: t.exposeStringList("outputModes"),
+  }),
+});
+
+const AgentCardSecurityRequirementRef = builder
+  .objectRef<SecurityRequirement>("AgentCardSecurityRequirement")
+  .implement({
+    description: "A2A `SecurityRequirement`: `schemes` maps a security scheme's name to `{ list: [scopes] }`.",
+    fields: (t) => ({ schemes: t.field({ type: "JSON", resolve: (r) => r.schemes }) }),
+  });
+
+const AgentCardRef = builder.objectRef<AgentCard>("AgentCard").implement({
+  description: `The agent as an A2A agent card (A2A specification v${A2A_PROTOCOL_VERSION}, proto3 JSON form).`,
+  fields: (t) => ({
+    name: t.exposeString("name"),
+    description: t.exposeString("description", { description: "The profile's description, else its summary" }),
+    supportedInterfaces: t.field({ type: [AgentCardInterfaceRef], resolve: (c) => c.supportedInterfaces }),
+    provider: t.field({ type: AgentCardProviderRef, resolve: (c) => c.provider }),
+    version: t.exposeString("version", { description: "The profile version" }),
+    documentationUrl: t.exposeString("documentationUrl", { description: "The agent's page in this registry" }),
+    capabilities: t.field({ type: AgentCardCapabilitiesRef, resolve: (c) => c.capabilities }),
+    securitySchemes: t.field({
+      type: "JSON",
+      description:
+        "A2A `map<string, SecurityScheme>`: at most one scheme, from endpoint.authScheme (`bearer`, `apiKey`, `oauth2` or `mtls`), e.g. `{ bearer: { httpAuthSecurityScheme: { scheme: 'Bearer' } } }`",
+      resolve: (c) => c.securitySchemes,
+    }),
+    securityRequirements: t.field({
+      type: [AgentCardSecurityRequirementRef],
+      description: "The scheme above, required; empty when endpoint.authScheme is NONE",
+      resolve: (c) => c.securityRequirements,
+    }),
+    defaultInputModes: t.exposeStringList("defaultInputModes"),
+    defaultOutputModes: t.exposeStringList("defaultOutputModes"),
+    skills: t.field({ type: [AgentCardSkillRef], resolve: (c) => c.skills }),
+  }),
+});
+
+// ── JSON Patch ──────────────────────────────────────────────────────────────────────────────────
+
+const JsonPatchOp = builder.enumType("JsonPatchOp", {
+  values: ["add", "remove", "replace", "move", "copy", "test"] as const,
+});
+
+const JsonPatchOperationRef = builder.objectRef<PatchOperation>("JsonPatchOperation").implement({
+  description: "One RFC 6902 operation. Members an operation does not define are null (RFC 6902 §4: they are ignored).",
+  fields: (t) => ({
+    op: t.field({ type: JsonPatchOp, resolve: (o) => o.op }),
+    path: t.exposeString("path", { description: "A JSON pointer (RFC 6901) into the snapshot" }),
+    from: t.string({
+      nullable: true,
+      description: "move and copy only",
+      resolve: (o) => ("from" in o ? o.from : null),
+    }),
+    value: t.field({
+      type: "JSON",
+      nullable: true,
+      description: "add, replace and test only",
+      resolve: (o) => ("value" in o ? (o.value as unknown) : null),
+    }),
+  }),
+});
+
+// ── Import ──────────────────────────────────────────────────────────────────────────────────────
+
+const ImportFormatRef = builder.enumType("ImportFormat", {
+  values: {
+    a2a: { description: "An A2A v1.0 agent card (JSON)" },
+    mcp: { description: "An MCP registry server.json (schema 2025-12-11)" },
+  },
+});
+
+const ImportMappedFieldRef = builder.objectRef<MappedField>("ImportMappedField").implement({
+  fields: (t) => ({
+    from: t.exposeString("from", { description: "A JSON pointer into the document" }),
+    to: t.exposeString("to", { description: "The intake field it went to, e.g. `capabilities.0.key`" }),
+  }),
+});
+
+interface ImportAnswer {
+  providerId: number;
+  providerCode: string;
+  reviewCode: string;
+  accessToken: string | null;
+  notice?: string | null;
+  mapped: MappedField[];
+  unmapped: string[];
+}
+
+const ImportResultRef = builder.objectRef<ImportAnswer>("ImportResult").implement({
+  description: "The intake's answer, and where the document's fields went.",
+  fields: (t) => ({
+    providerCode: t.exposeString("providerCode"),
+    reviewCode: t.exposeString("reviewCode"),
+    accessToken: t.exposeString("accessToken", {
+      nullable: true,
+      description:
+        "The agent's access token in plaintext. Shown this once only; keep it secret. Null only when this answer replays an earlier intake (Idempotency-Key): see notice.",
+    }),
+    notice: t.string({
+      nullable: true,
+      description: "Null, except when this answer replays the intake first made with the same Idempotency-Key.",
+      resolve: (r) => r.notice ?? null,
+    }),
+    provider: t.prismaField({
+      type: ProviderRef,
+      resolve: (query, result, _args, ctx) =>
+        ctx.db.provider.findUniqueOrThrow({ ...query, where: { id: result.providerId } }),
+    }),
+    mapped: t.field({
+      type: [ImportMappedFieldRef],
+      description: "Each field of the document that went into the intake, and where",
+      resolve: (r) => r.mapped,
+    }),
+    unmapped: t.stringList({
+      description: "JSON pointers of the document's fields that have no home in a profile (outermost first)",
+      resolve: (r) => r.unmapped,
+    }),
+  }),
+});
+
+// ── Fields ──────────────────────────────────────────────────────────────────────────────────────
+
+builder.queryFields((t) => ({
+  agentCard: t.field({
+    type: AgentCardRef,
+    description: "A provider as an A2A v1.0 agent card, for whoever may see the provider.",
+    args: { providerCode: t.arg.string({ required: true }) },
+    resolve: async (_root, args, ctx) => {
+      const provider = await ctx.db.provider.findUnique({
+        where: { providerCode: args.providerCode },
+        select: {
+          id: true,
+          visibility: true,
+          reviewStage: true,
+          providerCode: true,
+          name: true,
+          summary: true,
+          description: true,
+          capabilities: true,
+          endpoint: true,
+          roles: true,
+          version: true,
+        },
+      });
+      if (!provider || !canSee(ctx.viewer, provider)) throw notFound(`No provider "${args.providerCode}"`);
+      const base = ctx.config.publicUrl ?? new URL(ctx.request.url).origin;
+      return agentCardOf(
+        {
+          ...provider,
+          capabilities: provider.capabilities as unknown as Profile["capabilities"],
+          endpoint: provider.endpoint as unknown as Profile["endpoint"],
+          roles: provider.roles as unknown as Profile["roles"],
+        },
+        base,
+      );
+    },
+  }),
+
+  versionDiff: t.field({
+    type: [JsonPatchOperationRef],
+    description:
+      "The RFC 6902 JSON Patch that turns version `from`'s snapshot into version `to`'s (either way round; empty when equal).",
+    args: {
+      providerCode: t.arg.string({ required: true }),
+      from: t.arg.int({ required: true }),
+      to: t.arg.int({ required: true }),
+    },
+    resolve: async (_root, args, ctx) => {
+      const provider = await ctx.db.provider.findUnique({
+        where: { providerCode: args.providerCode },
+        select: {
+          id: true,
+          visibility: true,
+          reviewStage: true,
+          versions: {
+            where: { version: { in: [args.from, args.to] } },
+            select: { version: true, snapshot: true },
+          },
+        },
+      });
+      if (!provider || !canSee(ctx.viewer, provider)) throw notFound(`No provider "${args.providerCode}"`);
+      const byVersion = new Map(provider.versions.map((v) => [v.version, v.snapshot]));
+      for (const version of [args.from, args.to]) {
+        if (!byVersion.has(version)) throw notFound(`No version ${version} of provider "${args.providerCode}"`);
+      }
+      const privileged = isPrivileged(ctx.viewer, provider.id);
+      return snapshotPatch(
+        shownSnapshot(byVersion.get(args.from), privileged),
+        shownSnapshot(byVersion.get(args.to), privileged),
+      );
+    },
+  }),
+}));
+
+/** A mapping problem, as the contract's field error plus the pointer it came from. */
+function problems(errors: ImportError[]) {
+  return errors.map((e) => ({ path: e.path, message: e.message, source: e.source }));
+}
+
+builder.mutationFields((t) => ({
+  importProvider: t.field({
+    type: ImportResultRef,
+    description:
+      "Submits a new agent for review from an A2A agent card or an MCP server.json, as createProvider does; answers where each field of the document went and which had no home. URLs in the document are never fetched.",
+    args: {
+      format: t.arg({ type: ImportFormatRef, required: true }),
+      document: t.arg({ type: "JSON", required: true, description: "The agent card or server.json, as JSON" }),
+      providerCode: t.arg.string({ description: "As for createProvider; derived from the name when absent" }),
+      contactEmail: t.arg.string({
+        required: true,
+        description: "Neither format has one; shown only to the owner and reviewers",
+      }),
+      agentType: t.arg({
+        type: AgentType,
+        description: "Default ASSISTANT for an agent card, TOOL_SERVER for an MCP server",
+      }),
+      visibility: t.arg({ type: Visibility, description: "Default PUBLIC" }),
+      labels: t.arg.stringList({ description: "As for createProvider (neither format has labels)" }),
+    },
+    resolve: async (_root, { format, document, ...extra }, ctx) => {
+      const idempotency = idempotencyOf(ctx);
+      ctx.response.headers.set("Cache-Control", "no-store");
+      const mapping = mapDocument(format, document);
+      if (idempotency?.replayOf) {
+        const { mapped, unmapped } = mapping;
+        return { ...idempotency.replayOf, accessToken: null, notice: REPLAY_NOTICE, mapped, unmapped };
+      }
+      if (mapping.errors.length) throw badInput("The document cannot be imported", problems(mapping.errors));
+      const given = Object.fromEntries(Object.entries(extra).filter(([, v]) => v !== undefined && v !== null));
+      const intake = validateIntake({ ...mapping.input, ...given });
+      if (!intake.ok) {
+        throw badInput(
+          "The document maps to an intake that is not valid",
+          problems(
+            intake.errors.map((e) => {
+              const source = (e.path.split(".")[0] ?? "") in given ? null : mapping.sourceOf(e.path);
+              // zod says "expected string, received undefined" of a field the document lacks.
+              const message = /received undefined$/.test(e.message) ? "is required" : e.message;
+              return { ...e, source, message: source === null ? message : `${message} (from ${source})` };
+            }),
+          ),
+        );
+      }
+      const result = await intakeProvider(
+        ctx.db,
+        intake.value,
+        idempotency && ((tx, done) => commitInTransaction(tx, idempotency.key, idempotency.claimId, done)),
+      );
+      if (idempotency) idempotency.committed = { accessToken: result.accessToken };
+      ctx.viewer = {
+        kind: "agent",
+        providerId: result.providerId,
+        providerCode: result.providerCode,
+        tokenId: result.tokenId,
+      };
+      return { ...result, mapped: mapping.mapped, unmapped: mapping.unmapped };
+    },
+  }),
+}));

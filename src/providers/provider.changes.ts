@@ -1,0 +1,96 @@
+/**
+ * The list arguments of issue #8: `includeRetired` (lists hide RETIRED providers unless asked) and
+ * `updatedSince` (the change feed of a list). Shared by the providers list and the review queue.
+ *
+ * How a client polls (README, "Lifecycle and change feed"): ask `providers(updatedSince: T)`; the
+ * answer is every provider (the caller may list) updated at or after T, OLDEST CHANGE FIRST, paged
+ * with `nextCursor` as usual. Keep the `updatedAt` of the last item processed as the next T. A
+ * provider written while the client pages moves to the end of the order (its `updatedAt` grows),
+ * so it is seen later in the same pass or the next one, never skipped. "At or after" makes the
+ * last item come again in the next poll: items are idempotent (compare `updatedAt`). Writes stamp
+ * `updatedAt` before they commit, and replicas' clocks differ slightly: poll with T a few seconds
+ * earlier than the last `updatedAt` seen (and skip what you have) so a slow commit is not missed.
+ */
+import type { builder } from "../builder.ts";
+import type { Db } from "../db.ts";
+import { badInput } from "../errors.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
+import { decodeCursor, page } from "../pagination.ts";
+
+/** ISO 8601: a date, or a date and time with seconds optional and an offset required (`Z`, `+02:00`). */
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/i;
+
+/** `updatedSince` as an instant, or a 400 naming it (`path` is the argument's name). */
+export function updatedSinceOf(value: string | null | undefined, path = "updatedSince"): Date | null {
+  if (value === null || value === undefined) return null;
+  const text = value.trim();
+  const date = ISO_8601.test(text) ? new Date(text) : new Date(Number.NaN);
+  if (Number.isNaN(date.getTime())) {
+    throw badInput(`${path} must be an ISO 8601 timestamp, e.g. 2026-11-21T12:00:00Z`, [
+      { path, message: "not an ISO 8601 timestamp with an offset (e.g. 2026-11-21T12:00:00Z)" },
+    ]);
+  }
+  return date;
+}
+
+/** The two arguments, as a list query declares them. */
+export function changeFeedArgs(t: Parameters<Parameters<typeof builder.queryField>[1]>[0]) {
+  return {
+    includeRetired: t.arg.boolean({
+      description: "Include RETIRED providers (hidden by default); `?includeRetired=true` in REST",
+    }),
+    updatedSince: t.arg.string({
+      description:
+        "Only providers updated at or after this ISO 8601 instant (e.g. 2026-11-21T12:00:00Z); without a search the list is then oldest change first, for polling",
+    }),
+  };
+}
+
+/** The list filters of the two arguments (Prisma `where`; provider.search.ts turns them into SQL too). */
+export function lifecycleFilters(args: {
+  includeRetired: boolean | null | undefined;
+  since: Date | null;
+}): Prisma.ProviderWhereInput[] {
+  return [
+    ...(args.includeRetired ? [] : [{ lifecycle: { in: ["ACTIVE", "DEPRECATED"] } }]),
+    ...(args.since ? [{ updatedAt: { gte: args.since } }] : []),
+  ];
+}
+
+/** The marker of a change-feed cursor, so that a cursor of the newest-first order is refused here. */
+const ASCENDING = 1;
+
+/** One page of the change feed: oldest change first, `(updatedAt, id)` keyset. */
+export async function changesPage<S extends Prisma.ProviderSelect & { id: true; updatedAt: true }>(
+  db: Db,
+  filters: Prisma.ProviderWhereInput[],
+  select: S,
+  limit: number,
+  cursor: string | null | undefined,
+) {
+  const after = decodeCursor(cursor, ["string", "number", "number"] as const);
+  if (after && after[2] !== ASCENDING) {
+    throw badInput("cursor is not valid; use the nextCursor of a previous page", [
+      { path: "cursor", message: "not a cursor this list issued" },
+    ]);
+  }
+  const rows = (await db.provider.findMany({
+    where: {
+      AND: [
+        ...filters,
+        after
+          ? {
+              OR: [{ updatedAt: { gt: new Date(after[0]) } }, { updatedAt: new Date(after[0]), id: { gt: after[1] } }],
+            }
+          : {},
+      ],
+    },
+    select,
+    orderBy: [{ updatedAt: "asc" }, { id: "asc" }],
+    take: limit + 1,
+  })) as unknown as Prisma.ProviderGetPayload<{ select: S }>[];
+  return page(rows, limit, (r) => {
+    const key = r as unknown as { updatedAt: Date; id: number };
+    return [key.updatedAt.toISOString(), key.id, ASCENDING];
+  });
+}

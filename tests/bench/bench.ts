@@ -1,0 +1,786 @@
+/**
+ * The benchmark of issue #7: the service's reads and writes side by side with the bare limit of one
+ * Node process on the same database, in one run, interleaved.
+ *
+ *   npm run bench -- [--sizes 1000,100000,1000000] [--ops detail,list,search,patch,intake,queue]
+ *                    [--targets bare,rest,graphql,rest-nocache,graphql-nocache]
+ *                    [--duration 3] [--warmup 1] [--runs 3] [--rate 100] [--connections 32] [--cpu-prof]
+ *
+ * Servers (child processes pinned to core 0 with `taskset -c 0`, one set per registry size):
+ * - `bare`: tests/bench/bare.server.ts — node:http + better-sqlite3, hand-written SQL (detail, list, search);
+ * - `rest` / `graphql`: the service itself (`src/main.ts`, NODE_ENV=production, logging on, rate limits
+ *   off), through its REST routes (SOFA) and through /graphql, with its response cache (the default);
+ * - `rest-nocache` / `graphql-nocache`: the same service started with RESPONSE_CACHE=off.
+ * The load generator is autocannon's programmatic API in this process, which pins itself to core 1.
+ *
+ * Per cell (target × operation × size) and run: `warmup` seconds unrecorded, then `duration` seconds at
+ * saturation (`connections` connections, as fast as the server answers: throughput), then `duration`
+ * seconds at a fixed moderate rate (`rate` requests/s, evenly spaced, by a small open-model client
+ * in this process: autocannon's rate limit sends each second's quota in one burst; p50/p99 latency). Runs are interleaved — run 1 of every cell, then run 2 … — so that
+ * whatever else the machine does weighs on all alike; each figure is the median over the runs.
+ *
+ * Databases: `data/bench/sqlite-<size>.db`, seeded by prisma/seed.synthetic.ts (seed 1) when missing
+ * or not holding exactly `size` agents — the same files tests/bench/search.bench.ts reuses. The
+ * writes the benchmark makes (intakes, PATCHes) are removed at the end, so each file holds its
+ * `size` seeded agents again. Results: tests/bench/results/bench.{json,md}.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import { createServer } from "node:net";
+import { cpus, loadavg, totalmem } from "node:os";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+import Database from "better-sqlite3";
+import { COMMON_LABEL, parseOptions, SEARCH_WORDS, seedSynthetic } from "../../prisma/seed.synthetic.ts";
+import { signReviewerToken } from "../../src/auth/reviewer.jwt.ts";
+import { loadConfig } from "../../src/config.ts";
+import { migrate } from "../../src/db.migrate.ts";
+import { sqlitePath } from "../../src/db.ts";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const RESULTS = new URL("./results/", import.meta.url);
+const JWT_SECRET = "bench-reviewer-secret-0123456789-0123456789";
+
+const TARGETS = ["bare", "rest", "graphql", "rest-nocache", "graphql-nocache"] as const;
+type TargetName = (typeof TARGETS)[number];
+const OPS = ["detail", "list", "search", "patch", "intake", "queue"] as const;
+type OpName = (typeof OPS)[number];
+
+/** Which operations each target serves: the bare baseline reads only; the cache does not apply to writes or the (authenticated) queue. */
+const SERVES: Record<TargetName, readonly OpName[]> = {
+  bare: ["detail", "list", "search"],
+  rest: OPS,
+  graphql: OPS,
+  "rest-nocache": ["detail", "list", "search"],
+  "graphql-nocache": ["detail", "list", "search"],
+};
+
+interface Options {
+  sizes: number[];
+  ops: OpName[];
+  targets: TargetName[];
+  duration: number;
+  warmup: number;
+  runs: number;
+  rate: number;
+  connections: number;
+  cpuProf: boolean;
+}
+
+function parseArgs(argv: string[]): Options {
+  const args = parseOptions(argv, [
+    "sizes",
+    "ops",
+    "targets",
+    "duration",
+    "warmup",
+    "runs",
+    "rate",
+    "connections",
+    "cpu-prof",
+  ]);
+  const list = <T extends string>(name: string, all: readonly T[], fallback: string): T[] => {
+    const items = (args.get(name) ?? fallback).split(",").map((s) => s.trim());
+    for (const item of items) if (!all.includes(item as T)) throw new Error(`--${name}: unknown "${item}" (${all})`);
+    return items as T[];
+  };
+  const num = (name: string, fallback: number) => {
+    const n = Number(args.get(name) ?? fallback);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number`);
+    return n;
+  };
+  const sizes = (args.get("sizes") ?? "1000,100000,1000000").split(",").map((s) => Number(s.trim()));
+  if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error("--sizes is a comma-separated list of counts");
+  return {
+    sizes: [...new Set(sizes)].sort((a, b) => a - b),
+    ops: list("ops", OPS, OPS.join(",")),
+    targets: list("targets", TARGETS, TARGETS.join(",")),
+    duration: num("duration", 3),
+    warmup: num("warmup", 1),
+    runs: Math.round(num("runs", 3)),
+    rate: num("rate", 100),
+    connections: Math.round(num("connections", 32)),
+    cpuProf: args.has("cpu-prof") && args.get("cpu-prof") !== "false",
+  };
+}
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+// ── Databases ─────────────────────────────────────────────────────────────────────────────────
+async function ensureSeeded(size: number): Promise<string> {
+  const url = `file:./data/bench/sqlite-${size}.db`;
+  const path = sqlitePath(url);
+  mkdirSync(`${ROOT}data/bench`, { recursive: true });
+  if (existsSync(path)) {
+    await migrate(url);
+    removeBenchWrites(path, size);
+    const db = new Database(path, { readonly: true });
+    const n = (db.prepare(`SELECT count(*) AS n FROM "providers"`).get() as { n: number }).n;
+    db.close();
+    if (n === size) return url;
+    log(`bench: ${path} holds ${n} agents, not ${size}: seeding it again`);
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
+  }
+  await seedSynthetic({ databaseUrl: url, count: size, log });
+  return url;
+}
+
+/**
+ * The benchmark's own writes are the agents past the seeded ones (the seed numbers them 1..size);
+ * removing them, with their rows in every table, gives the file back as seeded.
+ */
+function removeBenchWrites(path: string, size: number): void {
+  const db = new Database(path);
+  db.pragma("busy_timeout = 10000");
+  const extra = (db.prepare(`SELECT count(*) AS n FROM "providers" WHERE "id" > ?`).get(size) as { n: number }).n;
+  if (extra > 0) {
+    db.transaction(() => {
+      for (const table of ["review_events", "provider_versions", "access_tokens", "provider_labels"]) {
+        db.prepare(`DELETE FROM "${table}" WHERE "providerId" > ?`).run(size);
+      }
+      db.prepare(`DELETE FROM "reviews" WHERE "providerId" > ?`).run(size);
+      for (const table of ["idempotency_keys"]) {
+        const exists = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(table);
+        if (exists) db.prepare(`DELETE FROM "${table}"`).run();
+      }
+      db.prepare(`DELETE FROM "providers" WHERE "id" > ?`).run(size);
+    })();
+    log(`bench: removed ${extra} agents the benchmark had written to ${path}`);
+  }
+  db.pragma("wal_checkpoint(TRUNCATE)");
+  db.close();
+}
+
+/** A public, approved agent of the seeded registry (what an anonymous detail can show), the same at every size. */
+function sampleCode(path: string): string {
+  const db = new Database(path, { readonly: true });
+  const row = db
+    .prepare(
+      `SELECT "providerCode" FROM "providers" WHERE "visibility" = 'PUBLIC' AND "reviewStage" = 'APPROVED' ORDER BY "id" LIMIT 1 OFFSET 10`,
+    )
+    .get() as { providerCode: string };
+  db.close();
+  return row.providerCode;
+}
+
+// ── Servers ───────────────────────────────────────────────────────────────────────────────────
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Server {
+  name: string;
+  url: string;
+  child: ChildProcess;
+}
+
+async function startServer(name: string, script: string, env: Record<string, string>, cpuProf: boolean) {
+  const port = await freePort();
+  const profile = cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${fileURLToPath(RESULTS)}profiles`] : [];
+  const child = spawn("taskset", ["-c", "0", process.execPath, ...profile, "--import", "tsx", script], {
+    cwd: ROOT,
+    env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const probe = script.includes("bare") ? "/api/v1/providers?limit=1" : "/ready";
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}): ${stderr}`);
+    const ok = await fetch(`${url}${probe}`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ok) return { name, url, child } satisfies Server;
+    if (i > 600) throw new Error(`${name} never became ready: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function stopServer(server: Server): Promise<void> {
+  const { child } = server;
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+// ── Operations ────────────────────────────────────────────────────────────────────────────────
+interface Request {
+  method: "GET" | "POST" | "PATCH";
+  path: string;
+  headers?: Record<string, string>;
+  /** A fixed body, or one per request (intakes need unique codes). */
+  body?: string | (() => string);
+  /** Each request as sent (PATCHes go round their agents). */
+  setup?: (request: RawRequest) => RawRequest;
+}
+interface RawRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** The full profile, as SOFA's REST route selects it. */
+const PROFILE_FIELDS = `providerCode name summary description labels agentType visibility trustTier reviewStage
+  contactEmail capabilities { key name description tags inputModes outputModes }
+  models { vendor model role contextWindow } tools { name kind description scopes }
+  endpoint { url protocol authScheme healthUrl }
+  policy { dataRetentionDays humanOversight allowedUseCases prohibitedUseCases termsUrl privacyUrl }
+  roles { subject role } tokens { tokenId prefix label createdAt lastUsedAt expiresAt revokedAt }
+  reviewTimeline { at kind actor note } version createdAt updatedAt`;
+const SUMMARY_FIELDS = `items { providerCode name summary agentType visibility trustTier reviewStage labels endpoint { protocol } updatedAt } nextCursor`;
+
+const graphql = (query: string, variables: Record<string, unknown>, headers: Record<string, string> = {}): Request => ({
+  method: "POST",
+  path: "/graphql",
+  headers: { "content-type": "application/json", ...headers },
+  body: JSON.stringify({ query, variables }),
+});
+
+interface Fixture {
+  code: string;
+  /**
+   * Agents of the benchmark's own (intakes), for PATCH, with their tokens: the PATCHes go round
+   * them, so that no one profile's timeline and version list grows with the length of the run.
+   */
+  owners: { code: string; token: string }[];
+  reviewer: string;
+}
+
+/** How many agents the PATCHes go round. */
+const PATCH_POOL = 50;
+
+let sequence = 0;
+function intakeBody(): string {
+  sequence += 1;
+  return JSON.stringify({
+    providerCode: `bench-${process.pid}-${Date.now().toString(36)}-${sequence}`,
+    name: "Bench Agent",
+    summary: "Written by the benchmark",
+    agentType: "ASSISTANT",
+    contactEmail: "bench@example.com",
+    labels: ["bench"],
+    endpoint: { url: "https://bench.example.com/a2a", protocol: "A2A", authScheme: "BEARER" },
+  });
+}
+
+function requestOf(target: TargetName, op: OpName, f: Fixture): Request {
+  const rest = !target.startsWith("graphql");
+  const filter = { agentType: "ASSISTANT", trustTier: "VERIFIED", labels: [COMMON_LABEL], limit: 20 };
+  switch (op) {
+    case "detail":
+      return rest
+        ? { method: "GET", path: `/api/v1/providers/${f.code}` }
+        : graphql(`query ($c: String!) { provider(providerCode: $c) { ${PROFILE_FIELDS} } }`, { c: f.code });
+    case "list":
+      return rest
+        ? {
+            method: "GET",
+            path: `/api/v1/providers?agentType=${filter.agentType}&trustTier=${filter.trustTier}&labels=${COMMON_LABEL}&limit=20`,
+          }
+        : graphql(
+            `query ($t: AgentType, $tier: TrustTier, $l: [String!], $n: Int) { providers(agentType: $t, trustTier: $tier, labels: $l, limit: $n) { ${SUMMARY_FIELDS} } }`,
+            { t: filter.agentType, tier: filter.trustTier, l: filter.labels, n: 20 },
+          );
+    case "search":
+      return rest
+        ? { method: "GET", path: `/api/v1/providers?search=${SEARCH_WORDS.common}&limit=20` }
+        : graphql(`query ($s: String, $n: Int) { providers(search: $s, limit: $n) { ${SUMMARY_FIELDS} } }`, {
+            s: SEARCH_WORDS.common,
+            n: 20,
+          });
+    case "patch": {
+      let n = 0;
+      const next = () => f.owners[n++ % f.owners.length] as { code: string; token: string };
+      return rest
+        ? {
+            method: "PATCH",
+            path: `/api/v1/providers/${f.owners[0]?.code}`,
+            headers: { "content-type": "application/json" },
+            setup: (req) => {
+              const owner = next();
+              return {
+                ...req,
+                path: `/api/v1/providers/${owner.code}`,
+                headers: { ...req.headers, authorization: `Bearer ${owner.token}` },
+                body: JSON.stringify({ summary: `Patched by the benchmark, ${n}` }),
+              };
+            },
+          }
+        : {
+            ...graphql("", {}),
+            setup: (req) => {
+              const owner = next();
+              return {
+                ...req,
+                headers: { ...req.headers, authorization: `Bearer ${owner.token}` },
+                body: JSON.stringify({
+                  query:
+                    "mutation ($c: String!, $s: String) { updateProvider(providerCode: $c, summary: $s) { version } }",
+                  variables: { c: owner.code, s: `Patched by the benchmark, ${n}` },
+                }),
+              };
+            },
+          };
+    }
+    case "intake":
+      return rest
+        ? {
+            method: "POST",
+            path: "/api/v1/providers",
+            headers: { "content-type": "application/json" },
+            body: intakeBody,
+          }
+        : {
+            ...graphql("", {}),
+            body: () =>
+              JSON.stringify({
+                query: `mutation ($c: String, $n: String!, $s: String!, $t: AgentType!, $e: String!, $l: [String!], $ep: EndpointInput!) {
+                  createProvider(providerCode: $c, name: $n, summary: $s, agentType: $t, contactEmail: $e, labels: $l, endpoint: $ep) { providerCode reviewCode accessToken } }`,
+                variables: (() => {
+                  const b = JSON.parse(intakeBody());
+                  return {
+                    c: b.providerCode,
+                    n: b.name,
+                    s: b.summary,
+                    t: b.agentType,
+                    e: b.contactEmail,
+                    l: b.labels,
+                    ep: b.endpoint,
+                  };
+                })(),
+              }),
+          };
+    case "queue":
+      return rest
+        ? { method: "GET", path: "/api/v1/reviews/queue?limit=20", headers: { authorization: `Bearer ${f.reviewer}` } }
+        : graphql(
+            "query ($n: Int) { reviewQueue(limit: $n) { items { reviewCode providerCode providerName kind status priority assignedTo createdAt updatedAt decidedAt } nextCursor } }",
+            { n: 20 },
+            { authorization: `Bearer ${f.reviewer}` },
+          );
+  }
+}
+
+// ── Load ──────────────────────────────────────────────────────────────────────────────────────
+interface Sample {
+  rps: number;
+  p50: number;
+  p99: number;
+  /** Answers other than 2xx, and errors and timeouts, during the phase. */
+  failures: number;
+}
+
+function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
+}
+
+/** One autocannon phase; latencies are taken per response here (autocannon's histogram keeps whole ms). */
+async function load(url: string, request: Request, seconds: number, connections: number, rate?: number) {
+  const latencies: number[] = [];
+  let failures = 0;
+  const body = request.body;
+  const instance = autocannon({
+    url,
+    connections,
+    duration: seconds,
+    ...(rate ? { overallRate: rate } : {}),
+    requests: [
+      {
+        method: request.method,
+        path: request.path,
+        headers: request.headers,
+        ...(request.setup
+          ? { setupRequest: request.setup as (req: object) => object }
+          : typeof body === "function"
+            ? { setupRequest: (req: object) => ({ ...req, body: body() }) }
+            : { body }),
+      },
+    ],
+  });
+  instance.on("response", (_client: unknown, status: number, _bytes: number, ms: number) => {
+    if (status >= 200 && status < 300) latencies.push(ms);
+    else failures += 1;
+  });
+  const result = await instance;
+  failures += result.errors + result.timeouts;
+  latencies.sort((a, b) => a - b);
+  return {
+    rps: latencies.length / seconds,
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    failures,
+  } satisfies Sample;
+}
+
+/**
+ * The fixed-rate phase: one request every 1/rate s, sent whether or not the earlier ones have been
+ * answered (an open model), over keep-alive connections; latency from the moment each is sent to
+ * its whole answer. autocannon's own rate limit sends each second's quota back to back at the start
+ * of the second — a burst at full speed, then silence — which measures a saturated server again.
+ */
+async function fixedRate(url: string, request: Request, seconds: number, rate: number): Promise<Sample> {
+  const target = new URL(url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const latencies: number[] = [];
+  let failures = 0;
+  const total = Math.max(1, Math.round(seconds * rate));
+  const start = performance.now();
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const wait = start + (i * 1000) / rate - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    let sent: RawRequest = {
+      method: request.method,
+      path: request.path,
+      headers: request.headers ?? {},
+      body: typeof request.body === "function" ? request.body() : request.body,
+    };
+    if (request.setup) sent = request.setup(sent);
+    pending.push(
+      new Promise<void>((resolve) => {
+        const began = performance.now();
+        const req = http.request(
+          {
+            host: target.hostname,
+            port: target.port,
+            path: sent.path,
+            method: sent.method,
+            headers: sent.headers,
+            agent,
+          },
+          (res) => {
+            res.resume();
+            res.once("end", () => {
+              if (res.statusCode && res.statusCode >= 200 && res.statusCode < 300)
+                latencies.push(performance.now() - began);
+              else failures += 1;
+              resolve();
+            });
+          },
+        );
+        req.once("error", () => {
+          failures += 1;
+          resolve();
+        });
+        req.end(sent.body);
+      }),
+    );
+  }
+  await Promise.all(pending);
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return {
+    rps: latencies.length / seconds,
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    failures,
+  };
+}
+
+/** One request, checked: the benchmark measures answers, not errors. */
+async function check(url: string, request: Request): Promise<string> {
+  let sent: RawRequest = {
+    method: request.method,
+    path: request.path,
+    headers: request.headers ?? {},
+    body: typeof request.body === "function" ? request.body() : request.body,
+  };
+  if (request.setup) sent = request.setup(sent);
+  const res = await fetch(`${url}${sent.path}`, { method: sent.method, headers: sent.headers, body: sent.body });
+  const text = await res.text();
+  if (res.status >= 300 || text.includes('"errors":['))
+    throw new Error(`${request.method} ${url}${request.path}: ${res.status} ${text.slice(0, 400)}`);
+  return text;
+}
+
+// ── Main ──────────────────────────────────────────────────────────────────────────────────────
+interface Cell {
+  size: number;
+  target: TargetName;
+  op: OpName;
+  runs: { saturation: Sample; fixed: Sample }[];
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+};
+const r2 = (n: number) => Math.round(n * 100) / 100;
+
+function summarize(cell: Cell) {
+  return {
+    size: cell.size,
+    target: cell.target,
+    op: cell.op,
+    rps: Math.round(median(cell.runs.map((r) => r.saturation.rps))),
+    p50Ms: r2(median(cell.runs.map((r) => r.fixed.p50))),
+    p99Ms: r2(median(cell.runs.map((r) => r.fixed.p99))),
+    saturationP99Ms: r2(median(cell.runs.map((r) => r.saturation.p99))),
+    failures: cell.runs.reduce((n, r) => n + r.saturation.failures + r.fixed.failures, 0),
+    runs: cell.runs,
+  };
+}
+type Row = ReturnType<typeof summarize>;
+
+async function main() {
+  const options = parseArgs(process.argv.slice(2));
+  // The load generator on core 1; every server is started on core 0.
+  execFileSync("taskset", ["-cp", "1", String(process.pid)], { stdio: "ignore" });
+  const before = loadavg();
+  mkdirSync(RESULTS, { recursive: true });
+  const servers: Server[] = [];
+  const cells: Cell[] = [];
+  const paths = new Map<number, string>();
+  try {
+    const reviewer = await signReviewerToken(
+      loadConfig({ ...process.env, NODE_ENV: "production", REVIEWER_JWT_SECRET: JWT_SECRET }),
+      "bench-reviewer",
+      { roles: ["reviewer"] },
+    );
+    const urls = new Map<string, string>();
+    const fixtures = new Map<number, Fixture>();
+    for (const size of options.sizes) {
+      const databaseUrl = await ensureSeeded(size);
+      paths.set(size, sqlitePath(databaseUrl));
+      const env = {
+        DATABASE_URL: databaseUrl,
+        NODE_ENV: "production",
+        REVIEWER_JWT_SECRET: JWT_SECRET,
+        RATE_LIMITS: "off",
+        LOG_LEVEL: "info",
+        REDIS_URL: "",
+      };
+      const wanted = new Set(options.targets);
+      if (wanted.has("bare")) {
+        const s = await startServer(`bare-${size}`, "tests/bench/bare.server.ts", { DATABASE_URL: databaseUrl }, false);
+        servers.push(s);
+        urls.set(`${size} bare`, s.url);
+      }
+      if (wanted.has("rest") || wanted.has("graphql")) {
+        const s = await startServer(`app-${size}`, "src/main.ts", { ...env, RESPONSE_CACHE: "on" }, options.cpuProf);
+        servers.push(s);
+        urls.set(`${size} rest`, s.url);
+        urls.set(`${size} graphql`, s.url);
+      }
+      if (wanted.has("rest-nocache") || wanted.has("graphql-nocache")) {
+        const s = await startServer(
+          `app-nocache-${size}`,
+          "src/main.ts",
+          { ...env, RESPONSE_CACHE: "off" },
+          options.cpuProf,
+        );
+        servers.push(s);
+        urls.set(`${size} rest-nocache`, s.url);
+        urls.set(`${size} graphql-nocache`, s.url);
+      }
+      // The agent PATCHes go to, registered through the service (writes go to the cached app only,
+      // so that its cache sees every write: without Redis each process invalidates only its own).
+      const app = urls.get(`${size} rest`) ?? urls.get(`${size} rest-nocache`);
+      const owners: Fixture["owners"] = [];
+      for (let i = 0; app && options.ops.includes("patch") && i < PATCH_POOL; i++) {
+        const created = JSON.parse(
+          await check(app, {
+            method: "POST",
+            path: "/api/v1/providers",
+            headers: { "content-type": "application/json" },
+            body: intakeBody(),
+          }),
+        ) as { providerCode: string; accessToken: string };
+        owners.push({ code: created.providerCode, token: created.accessToken });
+      }
+      fixtures.set(size, { code: sampleCode(sqlitePath(databaseUrl)), owners, reviewer });
+    }
+    for (const op of options.ops) {
+      for (const size of options.sizes) {
+        for (const target of options.targets) {
+          if (!SERVES[target].includes(op)) continue;
+          const url = urls.get(`${size} ${target}`);
+          if (!url) continue;
+          const request = requestOf(target, op, fixtures.get(size) as Fixture);
+          await check(url, request);
+          cells.push({ size, target, op, runs: [] });
+        }
+      }
+    }
+    log(`bench: ${cells.length} cells × ${options.runs} runs × (${options.warmup} + 2 × ${options.duration}) s`);
+    for (let run = 0; run < options.runs; run++) {
+      for (const cell of cells) {
+        const url = urls.get(`${cell.size} ${cell.target}`) as string;
+        const request = requestOf(cell.target, cell.op, fixtures.get(cell.size) as Fixture);
+        await load(url, request, options.warmup, options.connections);
+        const saturation = await load(url, request, options.duration, options.connections);
+        const fixed = await fixedRate(url, request, options.duration, options.rate);
+        cell.runs.push({ saturation, fixed });
+        log(
+          `bench: run ${run + 1} ${cell.size} ${cell.target} ${cell.op}: ${Math.round(saturation.rps)} req/s; at ${options.rate}/s p50 ${r2(fixed.p50)} ms, p99 ${r2(fixed.p99)} ms${saturation.failures + fixed.failures ? `, ${saturation.failures + fixed.failures} failures` : ""}`,
+        );
+      }
+    }
+  } finally {
+    await Promise.all(servers.map(stopServer));
+    for (const [size, path] of paths) removeBenchWrites(path, size);
+  }
+  const rows = cells.map(summarize);
+  const report = {
+    date: new Date().toISOString(),
+    command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(),
+    machine: {
+      cpus: cpus().length,
+      cpu: cpus()[0]?.model ?? "",
+      memoryGiB: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      loadAverageAtStart: before.map(r2),
+      loadAverageAtEnd: loadavg().map(r2),
+    },
+    method: {
+      pinning: "servers: taskset -c 0 (child processes); load generator (autocannon 9, in process): core 1",
+      saturation: `${options.connections} connections, ${options.duration} s, after ${options.warmup} s of warm-up`,
+      fixedRate: `${options.rate} requests/s, evenly spaced (open model, keep-alive), ${options.duration} s; p50/p99 per response, from send to whole answer`,
+      runs: options.runs,
+      figure: "median over the runs",
+      service: "src/main.ts, NODE_ENV=production, JSON request log on (to /dev/null), RATE_LIMITS=off, SQLite",
+    },
+    ratios: ratios(rows, options),
+    results: rows,
+  };
+  writeFileSync(new URL("bench.json", RESULTS), `${JSON.stringify(report, null, 2)}\n`);
+  const md = markdown(report, rows, options);
+  writeFileSync(new URL("bench.md", RESULTS), md);
+  process.stdout.write(md);
+}
+
+/** The issue's targets, as ratios and limits of this run. */
+function ratios(rows: Row[], options: Options) {
+  const get = (size: number, target: TargetName, op: OpName) =>
+    rows.find((r) => r.size === size && r.target === target && r.op === op);
+  const largest = options.sizes[options.sizes.length - 1] as number;
+  const out: { target: string; size: number; value: number | null; goal: string; met: boolean | null }[] = [];
+  const ratio = (a?: Row, b?: Row) => (a && b ? r2(a.rps / b.rps) : null);
+  for (const size of options.sizes) {
+    const bare = get(size, "bare", "detail");
+    const v1 = ratio(get(size, "rest", "detail"), bare);
+    out.push({
+      target: "REST detail (anonymous, cache on) / bare",
+      size,
+      value: v1,
+      goal: "≥ 0.50",
+      met: v1 === null ? null : v1 >= 0.5,
+    });
+    const v2 = ratio(get(size, "rest-nocache", "detail"), bare);
+    out.push({
+      target: "REST detail (anonymous, cache off) / bare",
+      size,
+      value: v2,
+      goal: "≥ 0.20",
+      met: v2 === null ? null : v2 >= 0.2,
+    });
+    for (const op of options.ops) {
+      for (const [g, r] of [
+        ["graphql", "rest"],
+        ["graphql-nocache", "rest-nocache"],
+      ] as const) {
+        const v = ratio(get(size, g, op), get(size, r, op));
+        if (v !== null) out.push({ target: `${g} / ${r}: ${op}`, size, value: v, goal: "≥ 0.90", met: v >= 0.9 });
+      }
+    }
+  }
+  for (const op of ["list", "search"] as const) {
+    for (const target of ["rest-nocache", "graphql-nocache", "rest", "graphql"] as const) {
+      const row = get(largest, target, op);
+      if (row)
+        out.push({
+          target: `${op} p99 (${target})`,
+          size: largest,
+          value: row.p99Ms,
+          goal: "< 20 ms",
+          met: row.p99Ms < 20,
+        });
+    }
+  }
+  for (const size of options.sizes) {
+    for (const target of ["rest", "graphql"] as const) {
+      const row = get(size, target, "patch");
+      if (!row) continue;
+      out.push({ target: `PATCH throughput (${target})`, size, value: row.rps, goal: "≥ 500/s", met: row.rps >= 500 });
+      out.push({
+        target: `PATCH p99 at ${options.rate}/s (${target})`,
+        size,
+        value: row.p99Ms,
+        goal: "< 20 ms",
+        met: row.p99Ms < 20,
+      });
+    }
+  }
+  return out;
+}
+
+function markdown(
+  report: { date: string; command: string; machine: Record<string, unknown> },
+  rows: Row[],
+  options: Options,
+) {
+  const m = report.machine as {
+    cpus: number;
+    cpu: string;
+    memoryGiB: number;
+    node: string;
+    loadAverageAtStart: number[];
+  };
+  const lines = [
+    "# Benchmark — reads and writes against the bare limit (SQLite)",
+    "",
+    `${report.date}; ${m.cpus} × ${m.cpu}, ${m.memoryGiB} GiB, Node ${m.node}; load average at start ${m.loadAverageAtStart.join(" / ")}.`,
+    `\`${report.command}\` — servers pinned to core 0, autocannon to core 1; throughput at saturation (${options.connections} connections), latency at ${options.rate} requests/s; median of ${options.runs} runs.`,
+    "",
+    `| operation | target | ${options.sizes.map((s) => `${s.toLocaleString("en")}: req/s · p50 / p99 ms`).join(" | ")} |`,
+    `|---|---|${options.sizes.map(() => "---").join("|")}|`,
+  ];
+  for (const op of options.ops) {
+    for (const target of options.targets) {
+      const cells = options.sizes.map((size) =>
+        rows.find((r) => r.size === size && r.target === target && r.op === op),
+      );
+      if (cells.every((c) => !c)) continue;
+      lines.push(
+        `| ${op} | ${target} | ${cells
+          .map((c) =>
+            c
+              ? `${c.rps.toLocaleString("en")} · ${c.p50Ms.toFixed(2)} / ${c.p99Ms.toFixed(2)}${c.failures ? ` (${c.failures} failed)` : ""}`
+              : "—",
+          )
+          .join(" | ")} |`,
+      );
+    }
+  }
+  lines.push("", "| target | size | measured | goal | met |", "|---|---|---|---|---|");
+  for (const t of ratios(rows, options)) {
+    lines.push(
+      `| ${t.target} | ${t.size.toLocaleString("en")} | ${t.value ?? "—"} | ${t.goal} | ${t.met === null ? "—" : t.met ? "yes" : "**no**"} |`,
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench failed: ${(error as Error).stack ?? error}\n`);
+  process.exitCode = 1;
+});

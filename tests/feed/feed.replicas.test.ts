@@ -1,0 +1,256 @@
+/**
+ * The change feed across replicas (issue #8): two real server processes on one throwaway PostgreSQL
+ * database with Redis. A client subscribes over real SSE (HTTP) to replica A while every change is
+ * made through replica B: each event arrives once, in order. An anonymous subscriber on A sees no
+ * private or pending provider's events and no review events. A subscriber that disconnects frees the
+ * replica's Redis subscription, and a draining replica ends its streams (so it exits 0).
+ *
+ * Needs PostgreSQL and Redis (ARCHITECTURE.md: on every development and CI machine); fails saying
+ * so when they cannot be reached.
+ */
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
+import { Redis } from "ioredis";
+import pg from "pg";
+import { signReviewerToken } from "../../src/auth/reviewer.jwt.ts";
+import { loadConfig } from "../../src/config.ts";
+import { migrate } from "../../src/db.migrate.ts";
+import { intakeBody } from "../helpers.ts";
+import {
+  cleanUp,
+  PROCESS_JWT_SECRET,
+  request,
+  type Server,
+  startServer,
+  stopServer,
+} from "../process/server.process.ts";
+import { FEED_QUERY, readSse, type SseStream } from "./sse.ts";
+
+const PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres";
+const REDIS_URL = "redis://127.0.0.1:6379";
+const RUN = randomBytes(5).toString("hex");
+const DATABASE = `feed_${RUN}`;
+const DATABASE_URL = `postgresql://postgres@127.0.0.1:5432/${DATABASE}`;
+/** This run's own channel, so that nothing else publishing on this Redis reaches it. */
+const CHANNEL = `agent-registry-feed-test:${RUN}`;
+
+let admin: pg.Client | undefined;
+let databaseCreated = false;
+let a: Server;
+let b: Server;
+const streams: SseStream[] = [];
+let reviewer: string;
+
+beforeAll(async () => {
+  admin = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await admin.connect();
+  } catch (error) {
+    admin = undefined;
+    throw new Error(`PostgreSQL must run at ${PG_ADMIN_URL} for this test: ${(error as Error).message}`);
+  }
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (error) {
+    throw new Error(`Redis must run at ${REDIS_URL} for this test: ${(error as Error).message}`);
+  } finally {
+    redis.disconnect();
+  }
+  await admin.query(`CREATE DATABASE "${DATABASE}"`);
+  databaseCreated = true;
+  await migrate(DATABASE_URL);
+  const env = { REDIS_URL, FEED_CHANNEL: CHANNEL };
+  [a, b] = await Promise.all([startServer(DATABASE_URL, env), startServer(DATABASE_URL, env)]);
+  reviewer = await signReviewerToken(
+    loadConfig({ NODE_ENV: "test", REVIEWER_JWT_SECRET: PROCESS_JWT_SECRET }),
+    "feed-rv",
+    {
+      roles: ["reviewer"],
+    },
+  );
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(streams.map((s) => s.close()));
+  await cleanUp();
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 1 });
+  await redis
+    .connect()
+    .then(() => redis.del(`${CHANNEL}:seq`))
+    .catch(() => {})
+    .finally(() => redis.disconnect());
+  if (admin) {
+    if (databaseCreated) await admin.query(`DROP DATABASE IF EXISTS "${DATABASE}" WITH (FORCE)`);
+    await admin.end();
+  }
+}, 30_000);
+
+async function subscribe(server: Server, variables: Record<string, unknown>, token?: string): Promise<SseStream> {
+  const abort = new AbortController();
+  const response = await fetch(`${server.url}/graphql`, {
+    method: "POST",
+    headers: {
+      accept: "text/event-stream",
+      "content-type": "application/json",
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: JSON.stringify({ query: FEED_QUERY, variables }),
+    signal: abort.signal,
+  });
+  expect(response.status).toBe(200);
+  const stream = readSse(response, abort);
+  streams.push(stream);
+  return stream;
+}
+
+/** How many connections of this Redis listen on the run's channel. */
+async function listeners(): Promise<number> {
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    const answer = (await redis.pubsub("NUMSUB", CHANNEL)) as [string, number];
+    return Number(answer[1]);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/**
+ * A subscription is live once its replica has subscribed to the channel in Redis, which the client
+ * cannot see: write a probe through B until its event arrives, then the stream is live.
+ */
+async function untilLive(stream: SseStream, probe: { providerCode: string; token: string }): Promise<void> {
+  for (let i = 0; i < 50; i++) {
+    await request(b, "PATCH", `/api/v1/providers/${probe.providerCode}`, {
+      token: probe.token,
+      body: { summary: `probe ${i}` },
+    });
+    const got = await stream.drain(100);
+    if (got.some((m) => m.data?.feed?.providerCode === probe.providerCode)) return;
+  }
+  throw new Error("the subscription never became live");
+}
+
+async function intakeOn(server: Server, overrides: Record<string, unknown> = {}) {
+  const answer = await request(server, "POST", "/api/v1/providers", { body: intakeBody(overrides) });
+  if (answer.status !== 201) throw new Error(`intake: ${answer.status} ${answer.text}`);
+  return answer.body as { providerCode: string; reviewCode: string; accessToken: string };
+}
+
+describe("across replicas, through Redis", () => {
+  test("a subscriber on A receives each change made through B once, in order", async () => {
+    const probe = await intakeOn(b);
+    const stream = await subscribe(a, {}, reviewer);
+    await untilLive(stream, { providerCode: probe.providerCode, token: probe.accessToken });
+    await stream.drain(200);
+    // Someone else's messages on the channel are dropped, not a crash of the replica or the stream.
+    const other = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    await other.publish(CHANNEL, "not a feed event");
+    await other.publish(CHANNEL, "7 {broken");
+    other.disconnect();
+
+    const p = await intakeOn(b);
+    const r = p.reviewCode;
+    const steps: [string, string, unknown][] = [
+      ["POST", `/api/v1/reviews/${r}/assign`, {}],
+      ["POST", `/api/v1/reviews/${r}/comments`, { note: "checking" }],
+      ["POST", `/api/v1/reviews/${r}/decision`, { decision: "APPROVE", trustTier: "VERIFIED" }],
+    ];
+    for (const [method, path, body] of steps) {
+      const answer = await request(b, method, path, { token: reviewer, body });
+      expect(answer.status).toBeLessThan(300);
+    }
+    for (let i = 1; i <= 3; i++) {
+      const patched = await request(b, "PATCH", `/api/v1/providers/${p.providerCode}`, {
+        token: p.accessToken,
+        body: { summary: `change ${i}` },
+      });
+      expect(patched.status).toBe(200);
+    }
+    const retired = await request(b, "POST", `/api/v1/providers/${p.providerCode}/lifecycle`, {
+      token: p.accessToken,
+      body: { state: "RETIRED", message: "replaced" },
+    });
+    expect(retired.status).toBe(200);
+
+    const expected = [
+      ["PROVIDER_CREATED", 1],
+      ["REVIEW_OPENED", 1],
+      ["REVIEW_ASSIGNED", 1],
+      ["STAGE_CHANGED", 1],
+      ["REVIEW_COMMENTED", 1],
+      ["REVIEW_DECIDED", 1],
+      ["STAGE_CHANGED", 1],
+      ["PROVIDER_UPDATED", 2],
+      ["PROVIDER_UPDATED", 3],
+      ["PROVIDER_UPDATED", 4],
+      ["LIFECYCLE_CHANGED", 5],
+    ];
+    const events = [];
+    while (events.length < expected.length) {
+      const message = await stream.next(5000);
+      const event = message.data.feed;
+      if (event.providerCode === p.providerCode) events.push(event);
+    }
+    expect(events.map((e) => [e.kind, e.version])).toEqual(expected);
+    for (let i = 1; i < events.length; i++) expect(events[i].seq).toBeGreaterThan(events[i - 1].seq);
+    expect(events.at(-1).provider).toMatchObject({ lifecycle: "RETIRED", lifecycleMessage: "replaced" });
+    // Once: nothing more of it arrives.
+    const rest = await stream.drain(500);
+    expect(rest.filter((m) => m.data.feed.providerCode === p.providerCode)).toEqual([]);
+  }, 60_000);
+
+  test("an anonymous subscriber on A sees only listed providers' provider events", async () => {
+    const probe = await intakeOn(b);
+    await request(b, "POST", `/api/v1/reviews/${probe.reviewCode}/decision`, {
+      token: reviewer,
+      body: { decision: "APPROVE" },
+    });
+    const stream = await subscribe(a, {});
+    await untilLive(stream, { providerCode: probe.providerCode, token: probe.accessToken });
+    await stream.drain(200);
+
+    const hidden = await intakeOn(b, { visibility: "PRIVATE" });
+    const pending = await intakeOn(b);
+    const listed = await intakeOn(b);
+    for (const p of [hidden, listed]) {
+      await request(b, "POST", `/api/v1/reviews/${p.reviewCode}/decision`, {
+        token: reviewer,
+        body: { decision: "APPROVE" },
+      });
+    }
+    for (const p of [hidden, pending, listed]) {
+      await request(b, "POST", `/api/v1/reviews/${p.reviewCode}/comments`, {
+        token: p.accessToken,
+        body: { note: "hi" },
+      });
+      await request(b, "PATCH", `/api/v1/providers/${p.providerCode}`, {
+        token: p.accessToken,
+        body: { summary: "seen?" },
+      });
+    }
+    const ours = new Set([hidden.providerCode, pending.providerCode, listed.providerCode]);
+    const got = (await stream.drain(800))
+      .map((m) => m.data.feed)
+      .filter((e: { providerCode: string }) => ours.has(e.providerCode))
+      .map((e: { kind: string; providerCode: string }) => `${e.kind} ${e.providerCode}`);
+    // The approval made `listed` public: its stage change, then its update. Nothing else.
+    expect(got).toEqual([`STAGE_CHANGED ${listed.providerCode}`, `PROVIDER_UPDATED ${listed.providerCode}`]);
+  }, 60_000);
+
+  test("a subscriber that disconnects frees the replica's Redis subscription; a draining replica ends its streams", async () => {
+    for (const s of streams.splice(0)) await s.close();
+    for (let i = 0; i < 50 && (await listeners()) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await listeners()).toBe(0);
+
+    const probe = await intakeOn(b);
+    const stream = await subscribe(a, {}, reviewer);
+    await untilLive(stream, { providerCode: probe.providerCode, token: probe.accessToken });
+    expect(await listeners()).toBe(1);
+    // SIGTERM: the stream ends, so the drain is not held up and the replica exits 0.
+    const how = await stopServer(a, 10_000);
+    expect(stream.ended).toBe(true);
+    expect(how.code).toBe(0);
+  }, 60_000);
+});

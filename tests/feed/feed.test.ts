@@ -1,0 +1,349 @@
+/**
+ * The change feed in process (`yoga.fetch` streaming Server-Sent Events): events of committed
+ * writes, each once and in order, only what the subscriber may see; a refused or rolled-back write
+ * is not announced; a subscriber that leaves frees its listener; subscriptions are GraphQL only.
+ */
+import { afterAll, describe, expect, test } from "@jest/globals";
+import { createFeed } from "../../src/feed/feed.pubsub.ts";
+import { createApp } from "../../src/yoga.ts";
+import {
+  activeReviewCode,
+  approve,
+  call,
+  config,
+  db,
+  expectProblem,
+  intake,
+  reviewerToken,
+  uniqueCode,
+} from "../helpers.ts";
+import { FEED_QUERY, readSse, type SseStream } from "./sse.ts";
+
+// An app of its own, so that the count of its subscribers is this file's only.
+const app = createApp(config, db);
+afterAll(async () => {
+  await app.dispose();
+});
+
+const open: SseStream[] = [];
+afterAll(async () => {
+  await Promise.all(open.map((s) => s.close()));
+});
+
+async function subscribe(variables: Record<string, unknown> = {}, token?: string): Promise<SseStream> {
+  const abort = new AbortController();
+  const response = await app.fetch("http://registry.test/graphql", {
+    method: "POST",
+    headers: {
+      accept: "text/event-stream",
+      "content-type": "application/json",
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: JSON.stringify({ query: FEED_QUERY, variables }),
+    signal: abort.signal,
+  });
+  expect(response.status).toBe(200);
+  expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
+  const stream = readSse(response, abort);
+  open.push(stream);
+  return stream;
+}
+
+const lifecycle = (code: string, body: unknown, token: string) =>
+  call("POST", `/api/v1/providers/${code}/lifecycle`, { body, token, app });
+
+describe("events of committed writes", () => {
+  test("a reviewer sees every event of a provider's life, each once, in order, with the state after it", async () => {
+    const rv = await reviewerToken("feed-rv");
+    const code = uniqueCode("feed");
+    const stream = await subscribe({ providerCode: code }, rv);
+    const created = await call("POST", "/api/v1/providers", {
+      app,
+      body: {
+        providerCode: code,
+        name: "Feed Agent",
+        summary: "Announces itself",
+        agentType: "ASSISTANT",
+        contactEmail: "feed@example.com",
+        endpoint: { url: "https://feed.example.com/a2a", protocol: "A2A", authScheme: "BEARER" },
+      },
+    });
+    expect(created.status).toBe(201);
+    const token = created.body.accessToken as string;
+    const reviewCode = created.body.reviewCode as string;
+    await call("POST", `/api/v1/reviews/${reviewCode}/assign`, { app, token: rv });
+    await call("POST", `/api/v1/reviews/${reviewCode}/comments`, { app, token: rv, body: { note: "looks fine" } });
+    await call("POST", `/api/v1/reviews/${reviewCode}/decision`, { app, token: rv, body: { decision: "APPROVE" } });
+    await call("PATCH", `/api/v1/providers/${code}`, { app, token, body: { summary: "Announces itself twice" } });
+    await lifecycle(code, { state: "DEPRECATED", message: "moving on" }, token);
+
+    const events = [];
+    for (let i = 0; i < 9; i++) events.push((await stream.next()).data.feed);
+    expect(events.map((e) => e.kind)).toEqual([
+      "PROVIDER_CREATED",
+      "REVIEW_OPENED",
+      "REVIEW_ASSIGNED",
+      "STAGE_CHANGED",
+      "REVIEW_COMMENTED",
+      "REVIEW_DECIDED",
+      "STAGE_CHANGED",
+      "PROVIDER_UPDATED",
+      "LIFECYCLE_CHANGED",
+    ]);
+    // In order, each once: seq strictly increases; nothing else arrives.
+    for (let i = 1; i < events.length; i++) expect(events[i].seq).toBeGreaterThan(events[i - 1].seq);
+    expect(await stream.drain(200)).toEqual([]);
+    // Each carries the state after its change.
+    expect(events[0]).toMatchObject({ providerCode: code, version: 1, provider: { reviewStage: "SUBMITTED" } });
+    expect(events[1].review).toEqual({ reviewCode, status: "OPEN" });
+    expect(events[3].provider.reviewStage).toBe("IN_REVIEW");
+    expect(events[5].review).toEqual({ reviewCode, status: "APPROVED" });
+    expect(events[6].provider.reviewStage).toBe("APPROVED");
+    expect(events[7].version).toBe(2);
+    expect(events[8]).toMatchObject({
+      version: 3,
+      provider: { lifecycle: "DEPRECATED", lifecycleMessage: "moving on", successorCode: null },
+    });
+  });
+
+  test("a refused or rolled-back write announces nothing", async () => {
+    const p = await intake();
+    const rv = await reviewerToken();
+    const stream = await subscribe({ providerCode: p.providerCode }, rv);
+    // 400 (nothing written), 409 (transition refused), 412 (the version claim rolled back).
+    expectProblem(await lifecycle(p.providerCode, { state: "DEPRECATED" }, p.accessToken), 400, "BAD_USER_INPUT");
+    expectProblem(await lifecycle(p.providerCode, { state: "ACTIVE" }, p.accessToken), 409, "CONFLICT");
+    const stale = await call("PATCH", `/api/v1/providers/${p.providerCode}`, {
+      app,
+      token: p.accessToken,
+      body: { summary: "never" },
+      headers: { "if-match": '"9"' },
+    });
+    expectProblem(stale, 412, "PRECONDITION_FAILED");
+    expectProblem(
+      await call("POST", `/api/v1/providers/${p.providerCode}/reinstate`, { app, token: rv, body: {} }),
+      409,
+      "CONFLICT",
+    );
+    // Then one that commits: it is the first thing the stream hears.
+    expect((await lifecycle(p.providerCode, { state: "RETIRED" }, p.accessToken)).status).toBe(200);
+    expect((await stream.next()).data.feed).toMatchObject({ kind: "LIFECYCLE_CHANGED", providerCode: p.providerCode });
+    expect(await stream.drain(200)).toEqual([]);
+  });
+});
+
+describe("who sees what", () => {
+  test("anonymous: provider events of listed providers only; an agent: its own too; reviewers: everything", async () => {
+    const rv = await reviewerToken();
+    const label = uniqueCode("vis");
+    const listed = await intake({ labels: [label] });
+    await approve(listed.providerCode);
+    const hidden = await intake({ labels: [label], visibility: "PRIVATE" });
+    await approve(hidden.providerCode);
+    const pending = await intake({ labels: [label] });
+
+    const anonymous = await subscribe();
+    const agent = await subscribe({}, pending.accessToken);
+    const reviewer = await subscribe({}, rv);
+
+    const ours = new Set([listed.providerCode, hidden.providerCode, pending.providerCode]);
+    const mine = async (stream: SseStream) =>
+      (await stream.drain(400))
+        .map((m) => m.data.feed)
+        .filter((e: { providerCode: string }) => ours.has(e.providerCode))
+        .map((e: { kind: string; providerCode: string }) => `${e.kind} ${e.providerCode}`);
+
+    await call("PATCH", `/api/v1/providers/${listed.providerCode}`, {
+      app,
+      token: listed.accessToken,
+      body: { summary: "a" },
+    });
+    await call("PATCH", `/api/v1/providers/${hidden.providerCode}`, {
+      app,
+      token: hidden.accessToken,
+      body: { summary: "b" },
+    });
+    await call("PATCH", `/api/v1/providers/${pending.providerCode}`, {
+      app,
+      token: pending.accessToken,
+      body: { summary: "c" },
+    });
+    await call("POST", `/api/v1/reviews/${await activeReviewCode(pending.providerCode)}/comments`, {
+      app,
+      token: rv,
+      body: { note: "secret reviewer note" },
+    });
+    await lifecycle(hidden.providerCode, { state: "RETIRED" }, hidden.accessToken);
+    await lifecycle(listed.providerCode, { state: "RETIRED", message: "bye" }, listed.accessToken);
+
+    expect(await mine(anonymous)).toEqual([
+      `PROVIDER_UPDATED ${listed.providerCode}`,
+      `LIFECYCLE_CHANGED ${listed.providerCode}`,
+    ]);
+    expect(await mine(agent)).toEqual([
+      `PROVIDER_UPDATED ${listed.providerCode}`,
+      `PROVIDER_UPDATED ${pending.providerCode}`,
+      `REVIEW_COMMENTED ${pending.providerCode}`,
+      `LIFECYCLE_CHANGED ${listed.providerCode}`,
+    ]);
+    expect(await mine(reviewer)).toEqual([
+      `PROVIDER_UPDATED ${listed.providerCode}`,
+      `PROVIDER_UPDATED ${hidden.providerCode}`,
+      `PROVIDER_UPDATED ${pending.providerCode}`,
+      `REVIEW_COMMENTED ${pending.providerCode}`,
+      `LIFECYCLE_CHANGED ${hidden.providerCode}`,
+      `LIFECYCLE_CHANGED ${listed.providerCode}`,
+    ]);
+  });
+
+  test("an anonymous subscriber asking for review events or a private provider gets nothing; a bad token is a 401", async () => {
+    const hidden = await intake({ visibility: "PRIVATE" });
+    const stream = await subscribe({ kinds: ["REVIEW_OPENED", "REVIEW_COMMENTED"] });
+    const byCode = await subscribe({ providerCode: hidden.providerCode });
+    const fresh = await intake();
+    await call("POST", `/api/v1/reviews/${fresh.reviewCode}/comments`, {
+      app,
+      token: fresh.accessToken,
+      body: { note: "owner's note" },
+    });
+    await call("PATCH", `/api/v1/providers/${hidden.providerCode}`, {
+      app,
+      token: hidden.accessToken,
+      body: { summary: "x" },
+    });
+    expect(await stream.drain(300)).toEqual([]);
+    expect(await byCode.drain(0)).toEqual([]);
+
+    const refused = await app.fetch("http://registry.test/graphql", {
+      method: "POST",
+      headers: { accept: "text/event-stream", "content-type": "application/json", authorization: "Bearer nope" },
+      body: JSON.stringify({ query: FEED_QUERY }),
+    });
+    expect(refused.status).toBe(401);
+    await refused.text();
+  });
+
+  test("an agent's stream ends when its provider is suspended (its tokens are revoked)", async () => {
+    const p = await intake();
+    await approve(p.providerCode);
+    const stream = await subscribe({ kinds: ["LIFECYCLE_CHANGED"] }, p.accessToken);
+    await call("POST", `/api/v1/providers/${p.providerCode}/suspend`, {
+      app,
+      token: await reviewerToken(),
+      body: { note: "abuse" },
+    });
+    for (let i = 0; i < 50 && !stream.ended; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(stream.ended).toBe(true);
+  });
+});
+
+describe("revocation ends an agent's stream", () => {
+  test("revoking the token a stream was opened with ends that stream, not one opened with another token", async () => {
+    const p = await intake();
+    const second = await call("POST", `/api/v1/providers/${p.providerCode}/tokens`, {
+      app,
+      token: p.accessToken,
+      body: { label: "second" },
+    });
+    expect(second.status).toBe(201);
+    const first = await subscribe({ providerCode: p.providerCode }, p.accessToken);
+    const other = await subscribe({ providerCode: p.providerCode }, second.body.accessToken);
+    const profile = await call("GET", `/api/v1/providers/${p.providerCode}`, { app, token: p.accessToken });
+    const intakeToken = (profile.body.tokens as { tokenId: string; label: string }[]).find((t) => t.label === "intake");
+    const revoked = await call("DELETE", `/api/v1/providers/${p.providerCode}/tokens/${intakeToken?.tokenId}`, {
+      app,
+      token: second.body.accessToken,
+    });
+    expect(revoked.status).toBe(200);
+    for (let i = 0; i < 50 && !first.ended; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(first.ended).toBe(true);
+    // The other stream goes on, and is not told about the revocation itself.
+    expect(other.ended).toBe(false);
+    await call("PATCH", `/api/v1/providers/${p.providerCode}`, {
+      app,
+      token: second.body.accessToken,
+      body: { summary: "still streaming" },
+    });
+    expect((await other.next()).data.feed.kind).toBe("PROVIDER_UPDATED");
+    expect(await other.drain(100)).toEqual([]);
+
+    // A rotation (revokeCurrent) ends the stream of the token it rotates.
+    const rotated = await call("POST", `/api/v1/providers/${p.providerCode}/tokens`, {
+      app,
+      token: second.body.accessToken,
+      body: { revokeCurrent: true },
+    });
+    expect(rotated.status).toBe(201);
+    for (let i = 0; i < 50 && !other.ended; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(other.ended).toBe(true);
+  });
+});
+
+describe("transport", () => {
+  test("GET /graphql with Accept: text/event-stream works too; kinds: [] is refused", async () => {
+    const p = await intake();
+    const abort = new AbortController();
+    const url = `http://registry.test/graphql?query=${encodeURIComponent(FEED_QUERY)}&variables=${encodeURIComponent(
+      JSON.stringify({ providerCode: p.providerCode }),
+    )}`;
+    const response = await app.fetch(url, {
+      headers: { accept: "text/event-stream", authorization: `Bearer ${p.accessToken}` },
+      signal: abort.signal,
+    });
+    expect(response.status).toBe(200);
+    const stream = readSse(response, abort);
+    open.push(stream);
+    await lifecycle(p.providerCode, { state: "RETIRED" }, p.accessToken);
+    expect((await stream.next()).data.feed.kind).toBe("LIFECYCLE_CHANGED");
+
+    const empty = await app.fetch("http://registry.test/graphql", {
+      method: "POST",
+      headers: { accept: "text/event-stream", "content-type": "application/json" },
+      body: JSON.stringify({ query: FEED_QUERY, variables: { kinds: [] } }),
+    });
+    expect(empty.status).toBe(400);
+    expect(await empty.text()).toMatch(/"code":"BAD_USER_INPUT"/);
+
+    // A subscription is only served as SSE: asked for as JSON, it is Not Acceptable (and runs nothing).
+    const json = await app.fetch("http://registry.test/graphql", {
+      method: "POST",
+      headers: { accept: "application/json", "content-type": "application/json" },
+      body: JSON.stringify({ query: FEED_QUERY }),
+    });
+    expect(json.status).toBe(406);
+    await json.text();
+  });
+
+  test("subscriptions are GraphQL only: no REST route, nothing in the OpenAPI document", async () => {
+    for (const path of ["/api/v1/feed", "/api/v1/subscriptions", "/api/v1/webhook"]) {
+      expectProblem(await call("GET", path, { app }), 404, "NOT_FOUND");
+      expectProblem(await call("POST", path, { app, body: {} }), 404, "NOT_FOUND");
+    }
+    const doc = await call("GET", "/openapi.json", { app });
+    expect(JSON.stringify(Object.keys(doc.body.paths))).not.toMatch(/feed|subscri|webhook/i);
+  });
+
+  test("a subscriber that leaves frees its listener; draining ends every stream", async () => {
+    const feed = createFeed({});
+    const events = feed.subscribe(() => true)[Symbol.asyncIterator]();
+    const first = events.next();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(feed.subscribers).toBe(1);
+    await events.return?.();
+    await first;
+    expect(feed.subscribers).toBe(0);
+
+    const draining = { draining: false };
+    const drained = createFeed({ state: draining });
+    const stream = drained.subscribe(() => true)[Symbol.asyncIterator]();
+    const pending = stream.next();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(drained.subscribers).toBe(1);
+    draining.draining = true;
+    expect(await pending).toEqual({ done: true, value: undefined });
+    // (Through real processes, tests/feed/feed.replicas.test.ts checks both against Redis.)
+    expect(drained.subscribers).toBe(0);
+    await feed.close();
+    await drained.close();
+  });
+});

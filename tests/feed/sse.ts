@@ -1,0 +1,110 @@
+/**
+ * A tiny Server-Sent Events client for the feed tests: reads a GraphQL-over-SSE response (Yoga's
+ * `event: next` / `event: complete` messages) and hands out the `data` of each `next`.
+ */
+
+export interface SseStream {
+  /** The next `next` payload, or fails after `ms`. */
+  next(ms?: number): Promise<any>;
+  /** Payloads received within `ms`, without waiting for any in particular. */
+  drain(ms: number): Promise<any[]>;
+  /** Whether the server completed the stream (`event: complete` or end of body). */
+  readonly ended: boolean;
+  close(): Promise<void>;
+}
+
+export function readSse(response: Response, abort?: AbortController): SseStream {
+  if (!response.body) throw new Error("no body");
+  // A real fetch answers a web ReadableStream; `yoga.fetch` in process a stream that is async-iterable.
+  const body = response.body as unknown as AsyncIterable<Uint8Array> & {
+    getReader?: () => ReadableStreamDefaultReader;
+  };
+  const chunks: AsyncIterator<Uint8Array> =
+    typeof body[Symbol.asyncIterator] === "function"
+      ? body[Symbol.asyncIterator]()
+      : (() => {
+          const reader = (body.getReader as () => ReadableStreamDefaultReader<Uint8Array>)();
+          return {
+            next: () => reader.read() as Promise<IteratorResult<Uint8Array>>,
+            return: async () => {
+              await reader.cancel();
+              return { done: true, value: undefined };
+            },
+          };
+        })();
+  const decoder = new TextDecoder();
+  const queue: any[] = [];
+  const waiters: (() => void)[] = [];
+  let buffer = "";
+  let ended = false;
+  const wake = () => {
+    for (const w of waiters.splice(0)) w();
+  };
+  void (async () => {
+    try {
+      for (;;) {
+        const { value, done } = await chunks.next();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let cut = buffer.indexOf("\n\n");
+        while (cut !== -1) {
+          const message = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const event = /^event: (.*)$/m.exec(message)?.[1];
+          const data = message
+            .split("\n")
+            .filter((l) => l.startsWith("data:"))
+            .map((l) => l.slice(5).trimStart())
+            .join("\n");
+          if (event === "complete") ended = true;
+          else if (data) queue.push(JSON.parse(data));
+          wake();
+          cut = buffer.indexOf("\n\n");
+        }
+      }
+    } catch {
+      // aborted
+    }
+    ended = true;
+    wake();
+  })();
+  const wait = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      waiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  return {
+    async next(ms = 5000) {
+      const until = Date.now() + ms;
+      while (queue.length === 0) {
+        if (ended) throw new Error("the stream ended");
+        const left = until - Date.now();
+        if (left <= 0) throw new Error(`no event within ${ms} ms`);
+        await wait(left);
+      }
+      return queue.shift();
+    },
+    async drain(ms) {
+      await new Promise((r) => setTimeout(r, ms));
+      return queue.splice(0);
+    },
+    get ended() {
+      return ended;
+    },
+    async close() {
+      abort?.abort();
+      await chunks.return?.().catch(() => {});
+    },
+  };
+}
+
+export const FEED_QUERY = `subscription Feed($providerCode: String, $kinds: [FeedEventKind!]) {
+  feed(providerCode: $providerCode, kinds: $kinds) {
+    seq kind providerCode version at
+    provider { providerCode visibility reviewStage lifecycle lifecycleMessage successorCode updatedAt }
+    review { reviewCode status }
+  }
+}`;

@@ -1,0 +1,132 @@
+/**
+ * A database client for tests that counts round trips: the run's database (SQLite or PostgreSQL)
+ * opened through the same driver adapter as src/db.ts, wrapped so that every statement sent to the
+ * database — a query, an execute, a script, a BEGIN/COMMIT/ROLLBACK — is counted and its SQL kept.
+ * Built here, by the test, never on a production path.
+ */
+import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
+import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQuery, Transaction } from "@prisma/driver-adapter-utils";
+import { type Db, dialectOf, sqlitePath } from "../../src/db.ts";
+import { PrismaClient } from "../../src/generated/prisma/client.ts";
+
+export interface CountingDb {
+  db: Db;
+  /** The SQL of every round trip since the last reset, in order. */
+  statements: string[];
+  reset(): void;
+  /**
+   * Holds the answer of the next statement whose SQL matches, once the database has answered it,
+   * until `release()` is called: a read that has seen the data as it was, still on its way.
+   */
+  holdNext(match: RegExp): { held: Promise<void>; release: () => void };
+}
+
+interface Hold {
+  match: RegExp;
+  reached: () => void;
+  released: Promise<void>;
+}
+
+function countTransaction(tx: Transaction, statements: string[]): Transaction {
+  return new Proxy(tx, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver);
+      if (typeof value !== "function") return value;
+      if (key === "queryRaw" || key === "executeRaw") {
+        return (query: SqlQuery) => {
+          statements.push(query.sql);
+          return value.call(target, query);
+        };
+      }
+      if (key === "commit" || key === "rollback") {
+        return () => {
+          statements.push(String(key).toUpperCase());
+          return value.call(target);
+        };
+      }
+      return value.bind(target);
+    },
+  });
+}
+
+function countAdapter(adapter: SqlDriverAdapter, statements: string[], holds: Hold[]): SqlDriverAdapter {
+  return new Proxy(adapter, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver);
+      if (typeof value !== "function") return value;
+      if (key === "queryRaw" || key === "executeRaw" || key === "executeScript") {
+        return async (query: SqlQuery | string) => {
+          const sql = typeof query === "string" ? query : query.sql;
+          statements.push(sql);
+          const result = await value.call(target, query);
+          const hold = holds.findIndex((h) => h.match.test(sql));
+          if (hold !== -1) {
+            const [h] = holds.splice(hold, 1) as [Hold];
+            h.reached();
+            await h.released;
+          }
+          return result;
+        };
+      }
+      if (key === "startTransaction") {
+        return async (...args: unknown[]) => {
+          statements.push("BEGIN");
+          return countTransaction(await value.apply(target, args), statements);
+        };
+      }
+      return value.bind(target);
+    },
+  });
+}
+
+function countFactory(factory: SqlDriverAdapterFactory, statements: string[], holds: Hold[]): SqlDriverAdapterFactory {
+  return new Proxy(factory, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver);
+      if (key === "connect") return async () => countAdapter(await value.call(target), statements, holds);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** Opens the database of `databaseUrl` (already migrated) with every round trip counted. */
+export async function openCountingDb(databaseUrl: string): Promise<CountingDb> {
+  const statements: string[] = [];
+  const holds: Hold[] = [];
+  let db: Db;
+  if (dialectOf(databaseUrl) === "postgresql") {
+    const [{ PrismaPg }, { PrismaClient: PgClient }] = await Promise.all([
+      import("@prisma/adapter-pg"),
+      import("../../src/generated/prisma-pg/client.ts"),
+    ]);
+    const adapter = countFactory(new PrismaPg({ connectionString: databaseUrl }), statements, holds);
+    db = new PgClient({ adapter: adapter as never }) as unknown as Db;
+  } else {
+    const adapter = countFactory(
+      new PrismaBetterSqlite3({ url: sqlitePath(databaseUrl), timeout: 5000 }),
+      statements,
+      holds,
+    );
+    db = new PrismaClient({ adapter: adapter as never });
+  }
+  await db.$connect();
+  return {
+    db,
+    statements,
+    reset: () => {
+      statements.length = 0;
+    },
+    holdNext(match) {
+      let reached!: () => void;
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => {
+        reached = resolve;
+      });
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      holds.push({ match, reached, released });
+      return { held, release };
+    },
+  };
+}

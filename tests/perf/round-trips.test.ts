@@ -1,0 +1,152 @@
+/**
+ * Exactly one database round trip per read request (issue #7): the provider detail, the provider
+ * list (plain, filtered, paged), the search and the review queue each reach the database once,
+ * over REST and over GraphQL, whatever the page holds. The app here runs on a client that counts
+ * every statement it sends (counting.db.ts), with the response cache off, so every request reads.
+ *
+ * "A read request" is the reading of the data. Credentials are read before it: an agent token costs
+ * its look-up (src/auth/viewer.plugin.ts: today the token by its hash, then its provider's code, and
+ * at most once a minute per token a refresh of its lastUsedAt); a reviewer JWT costs none. So an
+ * anonymous or reviewer read is one round trip, an agent's is its credential's plus one.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
+import { reviewerVerifier } from "../../src/auth/reviewer.jwt.ts";
+import { resolveViewer } from "../../src/auth/viewer.plugin.ts";
+import { createApp } from "../../src/yoga.ts";
+import { approve, call, config, gql, intake, reviewerToken, uniqueCode } from "../helpers.ts";
+import { type CountingDb, openCountingDb } from "./counting.db.ts";
+
+let counting: CountingDb;
+let app: ReturnType<typeof createApp>;
+const word = `rtword${uniqueCode("").replace(/-/g, "")}`;
+let code: string;
+let token: string;
+let reviewer: string;
+
+beforeAll(async () => {
+  counting = await openCountingDb(config.databaseUrl);
+  app = createApp({ ...config, responseCache: false }, counting.db);
+  reviewer = await reviewerToken("round-trips");
+  // Three listed agents sharing a word and a label, with tokens and timelines to load.
+  for (let i = 0; i < 3; i++) {
+    const created = await intake({
+      name: `Round Trip ${word} ${i}`,
+      labels: ["roundtrip", `rt-${i}`],
+      description: `Counts its queries ${word}`,
+    });
+    await approve(created.providerCode, "VERIFIED");
+    code = created.providerCode;
+    token = created.accessToken;
+  }
+});
+
+afterAll(async () => {
+  await counting.db.$disconnect();
+});
+
+/** The statements one request sends; fails the test on a non-200 answer. */
+async function roundTrips(send: () => Promise<{ status: number; text: string; body: any }>): Promise<string[]> {
+  counting.reset();
+  const answer = await send();
+  if (answer.status !== 200 || answer.body?.errors) throw new Error(`${answer.status} ${answer.text.slice(0, 300)}`);
+  return [...counting.statements];
+}
+
+const DETAIL = `query ($code: String!) { provider(providerCode: $code) {
+  providerCode name labels contactEmail endpoint { url protocol } capabilities { key } version
+  tokens { tokenId prefix createdAt } reviewTimeline { at kind actor note } } }`;
+const LIST = `query ($search: String, $labels: [String!], $cursor: String, $limit: Int) {
+  providers(search: $search, labels: $labels, cursor: $cursor, limit: $limit) {
+    items { providerCode name labels endpoint { protocol } updatedAt } nextCursor } }`;
+const QUEUE = `query ($search: String) { reviewQueue(search: $search) {
+  items { reviewCode providerCode providerName status priority } nextCursor } }`;
+
+describe("one round trip per read", () => {
+  test("provider detail, REST and GraphQL, anonymous and reviewer", async () => {
+    const rest = await roundTrips(() => call("GET", `/api/v1/providers/${code}`, { app }));
+    expect(rest).toHaveLength(1);
+    const graphql = await roundTrips(() => gql(DETAIL, { code }, { app }));
+    expect(graphql).toHaveLength(1);
+    const byReviewer = await roundTrips(() => gql(DETAIL, { code }, { app, token: reviewer }));
+    expect(byReviewer).toHaveLength(1);
+  });
+
+  test("the detail's answer still carries tokens and timeline for the privileged, and hides them from others", async () => {
+    const mine = await call("GET", `/api/v1/providers/${code}`, { app, token });
+    expect(mine.body.tokens).toHaveLength(1);
+    expect(mine.body.contactEmail).toBe("ops@example.com");
+    expect(mine.body.reviewTimeline.map((e: { kind: string }) => e.kind)).toEqual([
+      "SUBMITTED",
+      "TOKEN_ISSUED",
+      "APPROVED",
+    ]);
+    const anonymous = await call("GET", `/api/v1/providers/${code}`, { app });
+    expect(anonymous.body.tokens).toBeNull();
+    expect(anonymous.body.contactEmail).toBeNull();
+    expect(anonymous.body.reviewTimeline).toHaveLength(3);
+  });
+
+  test("an agent's read: the look-up of its token, then the one read of the data", async () => {
+    await call("GET", `/api/v1/providers/${code}`, { app, token }); // lastUsedAt is fresh now
+    // What reading the credential alone costs (src/auth/viewer.plugin.ts; today the token, then its provider).
+    counting.reset();
+    await resolveViewer(`Bearer ${token}`, counting.db, reviewerVerifier(config));
+    const credential = [...counting.statements];
+    expect(credential.length).toBeGreaterThan(0);
+    const statements = await roundTrips(() => call("GET", `/api/v1/providers/${code}`, { app, token }));
+    expect(statements.slice(0, credential.length)).toEqual(credential);
+    expect(statements).toHaveLength(credential.length + 1);
+  });
+
+  test("list, filtered list and its next page", async () => {
+    expect(await roundTrips(() => call("GET", "/api/v1/providers?limit=2", { app }))).toHaveLength(1);
+    const filtered = await call("GET", "/api/v1/providers?labels=roundtrip&agentType=ASSISTANT&limit=2", { app });
+    expect(filtered.body.items).toHaveLength(2);
+    expect(
+      await roundTrips(() => call("GET", "/api/v1/providers?labels=roundtrip&agentType=ASSISTANT&limit=2", { app })),
+    ).toHaveLength(1);
+    const cursor = encodeURIComponent(filtered.body.nextCursor);
+    expect(
+      await roundTrips(() =>
+        call("GET", `/api/v1/providers?labels=roundtrip&agentType=ASSISTANT&limit=2&cursor=${cursor}`, { app }),
+      ),
+    ).toHaveLength(1);
+    expect(await roundTrips(() => gql(LIST, { labels: ["roundtrip"], limit: 2 }, { app }))).toHaveLength(1);
+  });
+
+  test("search, its next page, and search with filters", async () => {
+    const first = await call("GET", `/api/v1/providers?search=${word}&limit=2`, { app });
+    expect(first.body.items.map((p: { name: string }) => p.name)).toHaveLength(2);
+    expect(await roundTrips(() => call("GET", `/api/v1/providers?search=${word}&limit=2`, { app }))).toHaveLength(1);
+    const cursor = encodeURIComponent(first.body.nextCursor);
+    const next = await call("GET", `/api/v1/providers?search=${word}&limit=2&cursor=${cursor}`, { app });
+    expect(next.body.items).toHaveLength(1);
+    expect(
+      await roundTrips(() => call("GET", `/api/v1/providers?search=${word}&limit=2&cursor=${cursor}`, { app })),
+    ).toHaveLength(1);
+    expect(
+      await roundTrips(() => call("GET", `/api/v1/providers?search=${word}&labels=rt-1&trustTier=VERIFIED`, { app })),
+    ).toHaveLength(1);
+    expect(await roundTrips(() => gql(LIST, { search: word }, { app }))).toHaveLength(1);
+  });
+
+  test("the review queue, plain and searched", async () => {
+    const pending = await intake({ name: `Queued ${word}` });
+    expect(await roundTrips(() => call("GET", "/api/v1/reviews/queue", { app, token: reviewer }))).toHaveLength(1);
+    const searched = await call("GET", `/api/v1/reviews/queue?search=${word}`, { app, token: reviewer });
+    expect(searched.body.items.map((r: { providerCode: string }) => r.providerCode)).toEqual([pending.providerCode]);
+    expect(searched.body.items[0].providerName).toBe(`Queued ${word}`);
+    expect(
+      await roundTrips(() => call("GET", `/api/v1/reviews/queue?search=${word}`, { app, token: reviewer })),
+    ).toHaveLength(1);
+    expect(await roundTrips(() => gql(QUEUE, { search: word }, { app, token: reviewer }))).toHaveLength(1);
+    expect(await roundTrips(() => gql(QUEUE, {}, { app, token: reviewer }))).toHaveLength(1);
+  });
+
+  test("the counter counts: a PATCH is several round trips", async () => {
+    counting.reset();
+    const answer = await call("PATCH", `/api/v1/providers/${code}`, { app, token, body: { summary: "Counted" } });
+    expect(answer.status).toBe(200);
+    expect(counting.statements.length).toBeGreaterThan(2);
+  });
+});
