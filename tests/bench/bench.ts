@@ -621,13 +621,16 @@ async function main() {
         }
       }
     }
-    log(`bench: ${cells.length} cells × ${options.runs} runs × (${options.warmup} + 2 × ${options.duration}) s`);
+    log(`bench: ${cells.length} cells × ${options.runs} runs × (${options.warmup} + 0.5 + 2 × ${options.duration}) s`);
     for (let run = 0; run < options.runs; run++) {
       for (const cell of cells) {
         const url = urls.get(`${cell.size} ${cell.target}`) as string;
         const request = requestOf(cell.target, cell.op, fixtures.get(cell.size) as Fixture);
         await load(url, request, options.warmup, options.connections);
         const saturation = await load(url, request, options.duration, options.connections);
+        // The requests autocannon left in flight are still being answered when it stops: without a
+        // pause the first requests of the fixed rate would queue behind them (32 × the service time).
+        await new Promise((resolve) => setTimeout(resolve, 500));
         const fixed = await fixedRate(url, request, options.duration, options.rate);
         cell.runs.push({ saturation, fixed });
         log(
