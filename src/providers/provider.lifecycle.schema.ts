@@ -84,17 +84,22 @@ builder.mutationField("setProviderLifecycle", (t) =>
       }),
     },
     resolve: async (query, _root, args, ctx) => {
-      const version = await changeLifecycle(ctx.db, {
-        providerCode: args.providerCode,
-        request: { state: args.state, message: args.message, successorCode: args.successorCode },
-        actor: actorOf(ctx.viewer),
-        by: ctx.viewer.kind === "reviewer" ? "reviewer" : "owner",
-        ifMatch: ifMatchOf(ctx),
-        // A successor is for everyone to follow: one the public may see (so codes cannot be probed).
-        canSeeSuccessor: (successor) => canSee({ kind: "anonymous" }, successor),
-      });
+      const { version, written } = await changeLifecycle(
+        ctx.db,
+        {
+          providerCode: args.providerCode,
+          request: { state: args.state, message: args.message, successorCode: args.successorCode },
+          actor: actorOf(ctx.viewer),
+          by: ctx.viewer.kind === "reviewer" ? "reviewer" : "owner",
+          ifMatch: ifMatchOf(ctx),
+          // A successor is for everyone to follow: one the public may see (so codes cannot be probed).
+          canSeeSuccessor: (successor) => canSee({ kind: "anonymous" }, successor),
+        },
+        // The provider as this change left it, read in its transaction (not a later write's).
+        (tx) => tx.provider.findUniqueOrThrow({ ...query, where: { providerCode: args.providerCode } }),
+      );
       ctx.response.headers.set("ETag", `"${version}"`);
-      return ctx.db.provider.findUniqueOrThrow({ ...query, where: { providerCode: args.providerCode } });
+      return written;
     },
   }),
 );

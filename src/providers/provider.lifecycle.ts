@@ -18,6 +18,7 @@
 import type { Db } from "../db.ts";
 import { apiError, badInput, conflict, type FieldError, notFound } from "../errors.ts";
 import { noteFeed } from "../feed/feed.outbox.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
 import { PROVIDER_CODE_PATTERN, type Profile, snapshotOf } from "./provider.rules.ts";
 
 export const LIFECYCLES = ["ACTIVE", "DEPRECATED", "RETIRED"] as const;
@@ -168,7 +169,7 @@ function noteOf(state: LifecycleState): string | null {
  * the caller may see a provider (the successor must be one it can see, so codes cannot be probed).
  * Answers the new version.
  */
-export async function changeLifecycle(
+export async function changeLifecycle<R>(
   db: Db,
   input: {
     providerCode: string;
@@ -181,7 +182,9 @@ export async function changeLifecycle(
     ifMatch: number | "*" | null | undefined;
     canSeeSuccessor: (provider: { id: number; visibility: string; reviewStage: string }) => boolean;
   },
-): Promise<number> {
+  /** Reads what the caller answers, inside the transaction: the provider as this change left it. */
+  readBack: (tx: Prisma.TransactionClient) => Promise<R>,
+): Promise<{ version: number; written: R }> {
   const { request, paths } = input;
   // A request given outright is checked before anything is written; one made from the current
   // state, once that is read.
@@ -239,9 +242,9 @@ export async function changeLifecycle(
     await tx.reviewEvent.create({
       data: { providerId: row.id, kind: outcome.event, actor: input.actor, note: noteOf(next) },
     });
-    return { providerId: row.id, version };
+    return { providerId: row.id, version, written: await readBack(tx) };
   });
   // Committed: announce it (published once the operation has run, src/feed).
   noteFeed({ kind: "LIFECYCLE_CHANGED", providerId: written.providerId });
-  return written.version;
+  return { version: written.version, written: written.written };
 }

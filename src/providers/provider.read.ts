@@ -200,7 +200,7 @@ function predecessorsJson(dialect: Dialect): Prisma.Sql {
  * Relations not asked for come back as empty lists.
  */
 export async function readProvider(
-  db: Db,
+  db: Db | Prisma.TransactionClient,
   dialect: Dialect,
   providerCode: string,
   relations: { tokens: boolean; events: boolean },

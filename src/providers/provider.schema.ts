@@ -540,8 +540,16 @@ builder.mutationFields((t) => ({
       successorCode: t.arg.string({ description: "The providerCode of the agent to use instead" }),
     },
     resolve: async (query, _root, { providerCode, lifecycle, lifecycleMessage, successorCode, ...fields }, ctx) => {
+      // The profile as this PATCH left it, read in its transaction in one round trip
+      // (provider.read.ts): after the commit it could already hold a concurrent later PATCH,
+      // unlike the ETag. The caller is its owner.
+      const readBack = (tx: Prisma.TransactionClient) =>
+        readProvider(tx, dialectOf(ctx.config.databaseUrl), providerCode, {
+          tokens: queriesRelation(query, "tokens"),
+          events: queriesRelation(query, "events"),
+        });
       const asked = Object.entries({ lifecycle, lifecycleMessage, successorCode }).filter(([, v]) => v !== undefined);
-      let version: number;
+      let answer: { version: number; written: Awaited<ReturnType<typeof readBack>> };
       if (asked.length > 0) {
         // A lifecycle change is its own version with its own timeline event: alone in its PATCH.
         const mixed = Object.entries(fields).find(([, v]) => v !== undefined);
@@ -549,31 +557,30 @@ builder.mutationFields((t) => ({
           throw badInput("Change the lifecycle in a PATCH of its own, without other fields", [
             { path: mixed[0], message: "not with lifecycle fields in the same PATCH" },
           ]);
-        version = await changeLifecycle(ctx.db, {
-          providerCode,
-          request: (current) => requestOfPatch(current, Object.fromEntries(asked) as Partial<LifecycleState>),
-          paths: PATCH_PATHS,
-          actor: `agent:${providerCode}`,
-          by: "owner",
-          ifMatch: ifMatchOf(ctx),
-          canSeeSuccessor: (successor) => canSee({ kind: "anonymous" }, successor),
-        });
+        answer = await changeLifecycle(
+          ctx.db,
+          {
+            providerCode,
+            request: (current) => requestOfPatch(current, Object.fromEntries(asked) as Partial<LifecycleState>),
+            paths: PATCH_PATHS,
+            actor: `agent:${providerCode}`,
+            by: "owner",
+            ifMatch: ifMatchOf(ctx),
+            canSeeSuccessor: (successor) => canSee({ kind: "anonymous" }, successor),
+          },
+          readBack,
+        );
       } else {
         const patch = validatePatch(fields);
         if (!patch.ok) throw badInput("The update is not valid", patch.errors);
-        version = await patchProvider(ctx.db, {
-          providerCode,
-          patch: patch.value,
-          actor: `agent:${providerCode}`,
-          ifMatch: ifMatchOf(ctx),
-        });
+        answer = await patchProvider(
+          ctx.db,
+          { providerCode, patch: patch.value, actor: `agent:${providerCode}`, ifMatch: ifMatchOf(ctx) },
+          readBack,
+        );
       }
-      ctx.response.headers.set("ETag", `"${version}"`);
-      // The profile as it is now, in one round trip (provider.read.ts); the caller is its owner.
-      const provider = await readProvider(ctx.db, dialectOf(ctx.config.databaseUrl), providerCode, {
-        tokens: queriesRelation(query, "tokens"),
-        events: queriesRelation(query, "events"),
-      });
+      ctx.response.headers.set("ETag", `"${answer.version}"`);
+      const provider = answer.written;
       if (!provider) throw notFound(`No provider "${providerCode}"`);
       return provider;
     },

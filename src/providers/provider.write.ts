@@ -153,10 +153,12 @@ export async function intakeProvider(
  * Applies an owner's PATCH: the profile, one new version, the timeline, and the review workflow's
  * answer to it. `ifMatch` is the version the caller last saw, when it sent `If-Match`.
  */
-export async function patchProvider(
+export async function patchProvider<R>(
   db: Db,
   input: { providerCode: string; patch: Patch; actor: string; ifMatch: number | "*" | null | undefined },
-): Promise<number> {
+  /** Reads what the caller answers, inside the transaction: the profile as this PATCH left it. */
+  readBack: (tx: Prisma.TransactionClient) => Promise<R>,
+): Promise<{ version: number; written: R }> {
   // What the feed announces once the transaction has committed (src/feed).
   const notes: FeedNote[] = [];
   const written = await db.$transaction(async (tx) => {
@@ -245,7 +247,7 @@ export async function patchProvider(
       });
       notes.push({ kind: "REVIEW_OPENED", providerId: row.id, reviewId: review.id });
     }
-    return version;
+    return { version, written: await readBack(tx) };
   });
   noteFeed(...notes);
   return written;

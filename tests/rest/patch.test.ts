@@ -67,6 +67,22 @@ describe("by the owner", () => {
     }
   });
 
+  test("concurrent PATCHes: each answers the profile as it left it, its ETag its version", async () => {
+    // The answer is read in the PATCH's own transaction: read after the commit, it could already
+    // hold a later concurrent PATCH (seen on PostgreSQL) while the ETag named this one's version.
+    const created = await intake();
+    const names = Array.from({ length: 12 }, (_, i) => `Concurrent Planner ${i}`);
+    const answers = await Promise.all(
+      names.map((name) => patch(created.providerCode, { name }, { token: created.accessToken })),
+    );
+    for (const [i, answer] of answers.entries()) {
+      expect(answer.status).toBe(200);
+      expect(answer.body.name).toBe(names[i]);
+      expect(answer.headers.get("etag")).toBe(`"${answer.body.version}"`);
+    }
+    expect(answers.map((a) => a.body.version).sort((a, b) => a - b)).toEqual(names.map((_, i) => i + 2));
+  });
+
   test("labels are normalised and the label index follows them", async () => {
     const created = await intake();
     const answer = await patch(
