@@ -5,7 +5,7 @@
  * come from this code, so nothing a client types reaches the log through them.
  */
 import { type DocumentNode, getOperationAST, Kind, type SelectionSetNode } from "graphql";
-import { matchPath, REST_BASE, REST_ROUTES, restPath } from "./rest/rest.routes.ts";
+import { matchPath, REST_BASE, restPath, routesOf } from "./rest/rest.routes.ts";
 
 /** Fixed paths served outside REST: GraphQL, the transport routes and the web pages. */
 const FIXED = new Set(["/graphql", "/health", "/ready", "/openapi.json", "/openapi.yaml", "/", "/intake", "/reviews"]);
@@ -22,11 +22,9 @@ export function routeOf(pathname: string): string | null {
   const path = pathname.length > 1 ? pathname.replace(/\/+$/, "") : pathname;
   if (FIXED.has(path)) return path;
   if (path === REST_BASE || path.startsWith(`${REST_BASE}/`)) {
-    const relative = path.slice(REST_BASE.length) || "/";
     // A fixed segment wins over a parameter (`/reviews/queue` is not `/reviews/{reviewCode}`).
-    const matches = REST_ROUTES.filter((r) => matchPath(r.path, relative) !== null);
-    const best = matches.find((r) => !r.path.includes(":")) ?? matches[0];
-    return best ? pattern(restPath(best.path)) : null;
+    const [best] = routesOf(path.slice(REST_BASE.length) || "/");
+    return best ? pattern(restPath(best.route.path)) : null;
   }
   const page = PAGES.find((p) => matchPath(p, path) !== null);
   return page ? pattern(page) : null;

@@ -18,7 +18,7 @@ import type { Plugin } from "graphql-yoga";
 import { apiError, badInput, type FieldError, notFound, unauthenticated } from "../errors.ts";
 import { READ_ONLY_FIELDS } from "../providers/provider.rules.ts";
 import { problemResponse, sofaErrorHandler } from "./problem.ts";
-import { matchPath, pathParams, REST_BASE, REST_ROUTES, type RestRoute } from "./rest.routes.ts";
+import { pathParams, REST_BASE, REST_ROUTES, type RestRoute, routesOf } from "./rest.routes.ts";
 
 const BODY_METHODS = new Set(["POST", "PATCH", "PUT"]);
 
@@ -46,14 +46,27 @@ function argsOf(schema: GraphQLSchema, route: RestRoute): readonly GraphQLArgume
   return field.args;
 }
 
+/** A route's arguments: all, those in its path, and those the query string or body may name. Worked out once per schema. */
+const shapes = new WeakMap<
+  GraphQLSchema,
+  Map<RestRoute, { args: readonly GraphQLArgument[]; inPath: Set<string>; names: Set<string> }>
+>();
+function shapeOf(schema: GraphQLSchema, route: RestRoute) {
+  let bySchema = shapes.get(schema);
+  if (!bySchema) shapes.set(schema, (bySchema = new Map()));
+  let shape = bySchema.get(route);
+  if (!shape) {
+    const args = argsOf(schema, route);
+    const inPath = new Set(pathParams(route.path));
+    shape = { args, inPath, names: new Set(args.map((a) => a.name).filter((n) => !inPath.has(n))) };
+    bySchema.set(route, shape);
+  }
+  return shape;
+}
+
 /** Finds the route of a request; 404 when no path matches, 405 when only the method is wrong. */
 function routeOf(method: string, path: string): { route: RestRoute; params: Record<string, string> } {
-  const relative = path.slice(REST_BASE.length) || "/";
-  const byPath = REST_ROUTES.map((route) => ({ route, params: matchPath(route.path, relative) })).filter(
-    (m): m is { route: RestRoute; params: Record<string, string> } => m.params !== null,
-  );
-  const exact = byPath.filter((m) => !m.route.path.includes(":"));
-  const candidates = exact.length ? exact : byPath;
+  const candidates = routesOf(path.slice(REST_BASE.length) || "/");
   const hit = candidates.find((m) => m.route.method === method);
   if (hit) return hit;
   if (candidates.length === 0) throw notFound(`No route ${method} ${path}`);
@@ -74,9 +87,7 @@ async function check(schema: GraphQLSchema, request: Request, url: URL): Promise
   if (route.auth !== "none" && route.auth !== "optional" && !request.headers.has("authorization")) {
     throw unauthenticated();
   }
-  const args = argsOf(schema, route);
-  const inPath = new Set(pathParams(route.path));
-  const names = new Set(args.map((a) => a.name).filter((n) => !inPath.has(n)));
+  const { args, inPath, names } = shapeOf(schema, route);
   const errors: FieldError[] = [];
 
   if (!BODY_METHODS.has(route.method)) {

@@ -72,20 +72,48 @@ export function pathParams(path: string): string[] {
 
 /** Matches a request path (relative to REST_BASE) against a route path; answers its parameters. */
 export function matchPath(pattern: string, path: string): Record<string, string> | null {
-  const want = pattern.split("/").filter(Boolean);
-  const got = path.split("/").filter(Boolean);
+  return matchSegments(segmentsOf(pattern), segmentsOf(path));
+}
+
+const segmentsOf = (path: string) => path.split("/").filter(Boolean);
+
+function matchSegments(want: readonly string[], got: readonly string[]): Record<string, string> | null {
   if (want.length !== got.length) return null;
+  for (let i = 0; i < want.length; i++) {
+    const w = want[i] as string;
+    if (!w.startsWith(":") && w !== got[i]) return null;
+  }
   const params: Record<string, string> = {};
   for (let i = 0; i < want.length; i++) {
     const w = want[i] as string;
-    const g = got[i] as string;
-    if (w.startsWith(":")) {
-      try {
-        params[w.slice(1)] = decodeURIComponent(g);
-      } catch {
-        return null;
-      }
-    } else if (w !== g) return null;
+    if (!w.startsWith(":")) continue;
+    try {
+      params[w.slice(1)] = decodeURIComponent(got[i] as string);
+    } catch {
+      return null;
+    }
   }
   return params;
+}
+
+/** The table split into segments once: every request is matched against it (issue #7). */
+const COMPILED = REST_ROUTES.map((route) => ({
+  route,
+  segments: segmentsOf(route.path),
+  fixed: !route.path.includes(":"),
+}));
+
+/**
+ * The routes a path (relative to REST_BASE) matches, with their parameters. A fixed segment wins
+ * over a parameter: when a route without parameters matches (`/reviews/queue`), only such routes are
+ * answered, not `/reviews/{reviewCode}`.
+ */
+export function routesOf(relative: string): { route: RestRoute; params: Record<string, string> }[] {
+  const got = segmentsOf(relative);
+  const matches: { route: RestRoute; params: Record<string, string>; fixed: boolean }[] = [];
+  for (const { route, segments, fixed } of COMPILED) {
+    const params = matchSegments(segments, got);
+    if (params) matches.push({ route, params, fixed });
+  }
+  return matches.some((m) => m.fixed) ? matches.filter((m) => m.fixed) : matches;
 }
