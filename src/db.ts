@@ -1,9 +1,10 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
+import type { SqlDriverAdapterFactory, SqlQueryable } from "@prisma/driver-adapter-utils";
 import { cachedStatements } from "./cache/statement.cache.ts";
 import { isolatedSqlite } from "./db.sqlite.ts";
-import { PrismaClient } from "./generated/prisma/client.ts";
+import { type Prisma, PrismaClient } from "./generated/prisma/client.ts";
 
 /**
  * The database client. Both dialects' clients are generated from the one model, so they have the
@@ -38,6 +39,59 @@ export function sqlitePath(url: string): string {
  */
 const TRANSACTIONS = { maxWait: 10_000, timeout: 15_000 };
 
+/** What a raw read needs of a driver adapter connection. */
+type RawQueryable = Pick<SqlQueryable, "queryRaw">;
+
+/** The connections that `queryRows` may read through directly, by the client that opened them. */
+const directReads = new WeakMap<object, () => RawQueryable | undefined>();
+
+/**
+ * An adapter factory whose connection `queryRows` on `client` reads through directly, and the
+ * factory to give the client. The connection is the one the client itself opened: the same turns
+ * (db.sqlite.ts), the same prepared statements, the same counting in tests.
+ */
+export function readingDirectly<F extends SqlDriverAdapterFactory>(
+  factory: F,
+): {
+  factory: F;
+  enable: (client: object) => void;
+} {
+  let connection: RawQueryable | undefined;
+  const capturing = Object.assign(Object.create(factory) as F, {
+    connect: async () => {
+      const connected = await factory.connect();
+      connection = connected;
+      return connected;
+    },
+  });
+  return { factory: capturing, enable: (client) => directReads.set(client, () => connection) };
+}
+
+/**
+ * Rows of one raw read, each an object by column name. On SQLite straight through the driver
+ * adapter's connection: Prisma's client spends ~0.2 ms per wide row turning a raw result into
+ * typed objects that the readers (provider.read.ts) convert again anyway — a fifth of an uncached
+ * profile read (issue #7). Inside a transaction, or where no connection is registered (PostgreSQL),
+ * through `$queryRaw`. Values come as the driver gives them: readers convert with asDate/asJson.
+ */
+export async function queryRows(
+  db: Db | Prisma.TransactionClient,
+  sql: Prisma.Sql,
+): Promise<Record<string, unknown>[]> {
+  const connection = directReads.get(db)?.();
+  if (!connection) return db.$queryRaw<Record<string, unknown>[]>(sql);
+  const { columnNames, rows } = await connection.queryRaw({
+    sql: sql.sql,
+    args: sql.values,
+    argTypes: sql.values.map(() => ({ scalarType: "unknown", arity: "scalar" })),
+  });
+  return rows.map((row) => {
+    const object: Record<string, unknown> = {};
+    for (let i = 0; i < columnNames.length; i++) object[columnNames[i] as string] = row[i];
+    return object;
+  });
+}
+
 export async function openDb(databaseUrl: string): Promise<Db> {
   if (dialectOf(databaseUrl) === "postgresql") {
     const [{ PrismaPg }, { PrismaClient: PgClient }] = await Promise.all([
@@ -51,13 +105,15 @@ export async function openDb(databaseUrl: string): Promise<Db> {
   }
   const path = sqlitePath(databaseUrl);
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  const client = new PrismaClient({
-    // `timeout` is SQLite's busy timeout: a writer waits up to 5 s for the lock rather than failing.
-    // Isolated: no other request's statement runs inside an open transaction (db.sqlite.ts).
-    // Statements prepared once and reused (src/cache/statement.cache.ts).
-    adapter: isolatedSqlite(cachedStatements(new PrismaBetterSqlite3({ url: path, timeout: 5000 }))),
-    transactionOptions: TRANSACTIONS,
-  });
+  // `timeout` is SQLite's busy timeout: a writer waits up to 5 s for the lock rather than failing.
+  // Isolated: no other request's statement runs inside an open transaction (db.sqlite.ts).
+  // Statements prepared once and reused (src/cache/statement.cache.ts). Raw reads go straight to
+  // the connection (queryRows).
+  const direct = readingDirectly(
+    isolatedSqlite(cachedStatements(new PrismaBetterSqlite3({ url: path, timeout: 5000 }))),
+  );
+  const client = new PrismaClient({ adapter: direct.factory, transactionOptions: TRANSACTIONS });
+  direct.enable(client);
   if (path !== ":memory:") {
     // WAL: readers never block the writer, and a commit is one append to the log. The migration
     // runner sets it too (it is stored in the file); set here so that no database is ever opened

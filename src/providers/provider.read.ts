@@ -5,7 +5,7 @@
  * turned into exactly the rows Prisma would have answered, so the Pothos types resolve them as
  * they would Prisma's.
  */
-import type { Db, Dialect } from "../db.ts";
+import { type Db, type Dialect, queryRows } from "../db.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 
 /** A DateTime as the drivers answer it: a Date, an ISO string (SQLite, JSON) or epoch ms. */
@@ -195,6 +195,23 @@ function predecessorsJson(dialect: Dialect): Prisma.Sql {
       );
 }
 
+/** The detail's statement but its condition, built once per dialect and relations asked (issue #7). */
+const detailSelects = new Map<string, Prisma.Sql>();
+function detailSelect(dialect: Dialect, relations: { tokens: boolean; events: boolean }): Prisma.Sql {
+  const key = `${dialect} ${relations.tokens} ${relations.events}`;
+  let select = detailSelects.get(key);
+  if (!select) {
+    const tokens = relations.tokens ? relatedJson(dialect, "access_tokens", TOKEN_FIELDS) : Prisma.sql`NULL`;
+    const events = relations.events ? relatedJson(dialect, "review_events", EVENT_FIELDS) : Prisma.sql`NULL`;
+    select = Prisma.sql`
+    SELECT ${columnsSql(PROVIDER_COLUMNS)}, ${tokens} AS "tokensJson", ${events} AS "eventsJson",
+           ${predecessorsJson(dialect)} AS "predecessorsJson"
+    FROM "providers" AS p`;
+    detailSelects.set(key, select);
+  }
+  return select;
+}
+
 /**
  * A provider's full row, with its tokens and its review timeline when asked, in one statement.
  * Relations not asked for come back as empty lists.
@@ -205,12 +222,10 @@ export async function readProvider(
   providerCode: string,
   relations: { tokens: boolean; events: boolean },
 ): Promise<ProviderDetail | null> {
-  const tokens = relations.tokens ? relatedJson(dialect, "access_tokens", TOKEN_FIELDS) : Prisma.sql`NULL`;
-  const events = relations.events ? relatedJson(dialect, "review_events", EVENT_FIELDS) : Prisma.sql`NULL`;
-  const rows = await db.$queryRaw<Record<string, unknown>[]>`
-    SELECT ${columnsSql(PROVIDER_COLUMNS)}, ${tokens} AS "tokensJson", ${events} AS "eventsJson",
-           ${predecessorsJson(dialect)} AS "predecessorsJson"
-    FROM "providers" AS p WHERE p."providerCode" = ${providerCode}`;
+  const rows = await queryRows(
+    db,
+    Prisma.sql`${detailSelect(dialect, relations)} WHERE p."providerCode" = ${providerCode}`,
+  );
   const raw = rows[0];
   if (!raw) return null;
   const list = (value: unknown) => (value === null || value === undefined ? [] : (asJson(value) as object[]));

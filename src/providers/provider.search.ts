@@ -17,7 +17,7 @@
  * apply BEFORE the page is cut: a page is never short because of filtering.
  */
 import { createHash } from "node:crypto";
-import type { Db, Dialect } from "../db.ts";
+import { type Db, type Dialect, queryRows } from "../db.ts";
 import { badInput } from "../errors.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import { decodeCursor, encodeCursor } from "../pagination.ts";
@@ -277,7 +277,9 @@ export async function searchProviders(
   const within = offset - skip;
   const rows =
     dialect === "postgresql"
-      ? await db.$queryRaw<Record<string, unknown>[]>`
+      ? await queryRows(
+          db,
+          Prisma.sql`
           WITH "c" AS MATERIALIZED (
             SELECT p."id"
             FROM "providers" AS p
@@ -292,9 +294,12 @@ export async function searchProviders(
           FROM "b" JOIN "providers" AS p ON p."id" = "b"."id",
                to_tsquery('simple', provider_search_fold(${tsQuery(request.words, "all")})) AS q
           ORDER BY "b"."block" ASC, ts_rank_cd(${TS_WEIGHTS}::float4[], p."searchVector", q) DESC, "b"."id" DESC
-          LIMIT ${take} OFFSET ${within}`
+          LIMIT ${take} OFFSET ${within}`,
+        )
       : // The score is computed in the walk itself: OFFSET skips rows before their columns are read.
-        await db.$queryRaw<Record<string, unknown>[]>`
+        await queryRows(
+          db,
+          Prisma.sql`
           WITH "c" AS MATERIALIZED (
             SELECT "provider_search"."rowid" AS "id", ${scoreSql(request.words, "p")} AS "score"
             FROM "provider_search" JOIN "providers" AS p ON p."id" = "provider_search"."rowid"
@@ -310,7 +315,8 @@ export async function searchProviders(
             ORDER BY "block" ASC, "score" DESC, "id" DESC
             LIMIT ${take} OFFSET ${within}
           ) AS "top" JOIN "providers" AS p ON p."id" = "top"."id"
-          ORDER BY "top"."block" ASC, "top"."score" DESC, "top"."id" DESC`;
+          ORDER BY "top"."block" ASC, "top"."score" DESC, "top"."id" DESC`,
+        );
   return {
     rows: rows.slice(0, request.limit).map(summaryRow),
     nextCursor: rows.length > request.limit ? encodeCursor([offset + request.limit, fingerprint]) : null,

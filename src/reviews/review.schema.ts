@@ -3,7 +3,7 @@
  */
 import { actorOf } from "../auth/viewer.plugin.ts";
 import { builder, type Context } from "../builder.ts";
-import { type Dialect, dialectOf } from "../db.ts";
+import { type Dialect, dialectOf, queryRows } from "../db.ts";
 import { badInput, notFound, unauthenticated } from "../errors.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import { decodeCursor, page, pageSize } from "../pagination.ts";
@@ -156,7 +156,9 @@ builder.queryFields((t) => ({
       // before the cut, every active review's provider row was read (25 ms at 100,000 agents, not
       // 0.1). The providers table is in the cut only when a filter or the search needs it.
       const byProvider = terms.length > 0 || Boolean(args.providerCode);
-      const found = await ctx.db.$queryRaw<Record<string, unknown>[]>`
+      const found = await queryRows(
+        ctx.db,
+        Prisma.sql`
         SELECT r."id", r."reviewCode", r."providerId", r."kind", r."status", r."priority", r."priorityRank",
                r."assignedTo", r."createdAt", r."updatedAt", r."decidedAt",
                p."providerCode" AS "providerCode", p."name" AS "providerName"
@@ -167,7 +169,8 @@ builder.queryFields((t) => ({
           ORDER BY r."priorityRank" ASC, r."createdAt" ASC, r."id" ASC
           LIMIT ${limit + 1}
         ) AS r JOIN "providers" AS p ON p."id" = r."providerId"
-        ORDER BY r."priorityRank" ASC, r."createdAt" ASC, r."id" ASC`;
+        ORDER BY r."priorityRank" ASC, r."createdAt" ASC, r."id" ASC`,
+      );
       const rows: ReviewRow[] = found.map((f) => ({
         id: Number(f.id),
         reviewCode: f.reviewCode as string,

@@ -6,7 +6,7 @@
  */
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQuery, Transaction } from "@prisma/driver-adapter-utils";
-import { type Db, dialectOf, sqlitePath } from "../../src/db.ts";
+import { type Db, dialectOf, readingDirectly, sqlitePath } from "../../src/db.ts";
 import { PrismaClient } from "../../src/generated/prisma/client.ts";
 
 export interface CountingDb {
@@ -102,12 +102,12 @@ export async function openCountingDb(databaseUrl: string): Promise<CountingDb> {
     const adapter = countFactory(new PrismaPg({ connectionString: databaseUrl }), statements, holds);
     db = new PgClient({ adapter: adapter as never }) as unknown as Db;
   } else {
-    const adapter = countFactory(
-      new PrismaBetterSqlite3({ url: sqlitePath(databaseUrl), timeout: 5000 }),
-      statements,
-      holds,
+    // Raw reads go straight to the (counted) connection, as in src/db.ts.
+    const direct = readingDirectly(
+      countFactory(new PrismaBetterSqlite3({ url: sqlitePath(databaseUrl), timeout: 5000 }), statements, holds),
     );
-    db = new PrismaClient({ adapter: adapter as never });
+    db = new PrismaClient({ adapter: direct.factory as never });
+    direct.enable(db);
   }
   await db.$connect();
   return {
