@@ -22,7 +22,10 @@ type Statement = Database.Statement<unknown[]>;
 const columnsOf = new WeakMap<Statement, Database.ColumnDefinition[]>();
 function columns(statement: Statement): Database.ColumnDefinition[] {
   let described = columnsOf.get(statement);
-  if (!described) columnsOf.set(statement, (described = statement.columns()));
+  if (!described) {
+    described = statement.columns();
+    columnsOf.set(statement, described);
+  }
   return described;
 }
 

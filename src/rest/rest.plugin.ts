@@ -53,7 +53,10 @@ const shapes = new WeakMap<
 >();
 function shapeOf(schema: GraphQLSchema, route: RestRoute) {
   let bySchema = shapes.get(schema);
-  if (!bySchema) shapes.set(schema, (bySchema = new Map()));
+  if (!bySchema) {
+    bySchema = new Map();
+    shapes.set(schema, bySchema);
+  }
   let shape = bySchema.get(route);
   if (!shape) {
     const args = argsOf(schema, route);
