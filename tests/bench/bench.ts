@@ -641,10 +641,14 @@ async function main() {
         );
       }
     }
-  } finally {
+  } catch (error) {
     await Promise.all(servers.map(stopServer));
     for (const [size, path] of paths) removeBenchWrites(path, size);
+    throw error;
   }
+  await Promise.all(servers.map(stopServer));
+  // The results are written before the files are cleaned: cleaning a million agents' file can take
+  // a while, and an interrupted clean-up is redone by the next run (ensureSeeded).
   const rows = cells.map(summarize);
   const report = {
     date: new Date().toISOString(),
@@ -672,6 +676,7 @@ async function main() {
   const md = markdown(report, rows, options);
   writeFileSync(new URL("bench.md", RESULTS), md);
   process.stdout.write(md);
+  for (const [size, path] of paths) removeBenchWrites(path, size);
 }
 
 /** The issue's targets, as ratios and limits of this run. */
