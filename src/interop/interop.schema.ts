@@ -7,12 +7,10 @@
 import { builder } from "../builder.ts";
 import { badInput, notFound } from "../errors.ts";
 import { idempotencyOf, REPLAY_NOTICE } from "../idempotency/idempotency.plugin.ts";
-import { commitInTransaction } from "../idempotency/idempotency.store.ts";
 import type { Profile } from "../providers/provider.rules.ts";
 import { validateIntake } from "../providers/provider.rules.ts";
-import { AgentType, ProviderRef, Visibility } from "../providers/provider.schema.ts";
+import { AgentType, ProviderRef, submitIntake, Visibility } from "../providers/provider.schema.ts";
 import { canSee, isPrivileged } from "../providers/provider.visibility.ts";
-import { intakeProvider } from "../providers/provider.write.ts";
 import { type PatchOperation, shownSnapshot, snapshotPatch } from "../providers/version.diff.ts";
 import {
   A2A_PROTOCOL_VERSION,
@@ -309,18 +307,7 @@ builder.mutationFields((t) => ({
           ),
         );
       }
-      const result = await intakeProvider(
-        ctx.db,
-        intake.value,
-        idempotency && ((tx, done) => commitInTransaction(tx, idempotency.key, idempotency.claimId, done)),
-      );
-      if (idempotency) idempotency.committed = { accessToken: result.accessToken };
-      ctx.viewer = {
-        kind: "agent",
-        providerId: result.providerId,
-        providerCode: result.providerCode,
-        tokenId: result.tokenId,
-      };
+      const result = await submitIntake(ctx, intake.value);
       return { ...result, mapped: mapping.mapped, unmapped: mapping.unmapped };
     },
   }),

@@ -24,6 +24,7 @@ import {
   AGENT_TYPES,
   AUTH_SCHEMES,
   HUMAN_OVERSIGHT,
+  type Intake,
   MODEL_ROLES,
   PROTOCOLS,
   type Profile,
@@ -413,6 +414,28 @@ builder.queryFields((t) => ({
   }),
 }));
 
+/**
+ * Writes a valid intake for the caller (createProvider, importProvider): an Idempotency-Key
+ * (src/idempotency) is recorded in the intake's own transaction, and the caller, who now holds the
+ * new agent's token, is its owner for the rest of the answer.
+ */
+export async function submitIntake(ctx: Context, intake: Intake) {
+  const idempotency = idempotencyOf(ctx);
+  const result = await intakeProvider(
+    ctx.db,
+    intake,
+    idempotency && ((tx, done) => commitInTransaction(tx, idempotency.key, idempotency.claimId, done)),
+  );
+  if (idempotency) idempotency.committed = { accessToken: result.accessToken };
+  ctx.viewer = {
+    kind: "agent",
+    providerId: result.providerId,
+    providerCode: result.providerCode,
+    tokenId: result.tokenId,
+  };
+  return result;
+}
+
 // ── Mutations ───────────────────────────────────────────────────────────────────────────────
 const IntakeResultRef = builder
   .objectRef<{
@@ -506,20 +529,7 @@ builder.mutationFields((t) => ({
       if (idempotency?.replayOf) return { ...idempotency.replayOf, accessToken: null, notice: REPLAY_NOTICE };
       const intake = validateIntake(args);
       if (!intake.ok) throw badInput("The intake is not valid", intake.errors);
-      const result = await intakeProvider(
-        ctx.db,
-        intake.value,
-        idempotency && ((tx, done) => commitInTransaction(tx, idempotency.key, idempotency.claimId, done)),
-      );
-      if (idempotency) idempotency.committed = { accessToken: result.accessToken };
-      // The caller now holds the new agent's token: the rest of this answer is the owner's view.
-      ctx.viewer = {
-        kind: "agent",
-        providerId: result.providerId,
-        providerCode: result.providerCode,
-        tokenId: result.tokenId,
-      };
-      return result;
+      return submitIntake(ctx, intake.value);
     },
   }),
 
