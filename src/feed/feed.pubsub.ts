@@ -23,6 +23,7 @@ import { getOperationAST } from "graphql";
 import { createPubSub, type Plugin, Repeater } from "graphql-yoga";
 import { Redis } from "ioredis";
 import type { Db } from "../db.ts";
+import { SUMMARY_SELECT } from "../providers/provider.read.ts";
 import { type FeedKind, type FeedNote, withOutbox } from "./feed.outbox.ts";
 
 /** The provider as an event carries it: its list form plus what decides who may see the event. */
@@ -257,23 +258,7 @@ export function createFeed(options: {
     const [providers, reviews] = await Promise.all([
       db.provider.findMany({
         where: { id: { in: providerIds } },
-        select: {
-          id: true,
-          providerCode: true,
-          name: true,
-          summary: true,
-          agentType: true,
-          visibility: true,
-          trustTier: true,
-          reviewStage: true,
-          labels: true,
-          endpoint: true,
-          updatedAt: true,
-          version: true,
-          lifecycle: true,
-          lifecycleMessage: true,
-          successorCode: true,
-        },
+        select: { ...SUMMARY_SELECT, version: true },
       }),
       reviewIds.length
         ? db.review.findMany({

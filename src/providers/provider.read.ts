@@ -71,6 +71,11 @@ export const SUMMARY_COLUMNS = [
   "successorCode",
 ] as const;
 
+/** The same columns as a Prisma `select` (lists read through the ORM). */
+export const SUMMARY_SELECT = Object.fromEntries(SUMMARY_COLUMNS.map((column) => [column, true])) as {
+  [C in (typeof SUMMARY_COLUMNS)[number]]: true;
+} satisfies Prisma.ProviderSelect;
+
 export function columnsSql(columns: readonly string[], alias = "p"): Prisma.Sql {
   return Prisma.raw(columns.map((c) => `"${alias}"."${c}"`).join(", "));
 }

@@ -19,7 +19,7 @@ import {
   PATCH_PATHS,
   requestOfPatch,
 } from "./provider.lifecycle.ts";
-import { queriesRelation, readProvider } from "./provider.read.ts";
+import { queriesRelation, readProvider, SUMMARY_SELECT, type SummaryRow } from "./provider.read.ts";
 import {
   AGENT_TYPES,
   AUTH_SCHEMES,
@@ -245,40 +245,6 @@ export const ProviderRef = builder.prismaObject("Provider", {
     updatedAt: t.expose("updatedAt", { type: "DateTime" }),
   }),
 });
-
-type SummaryRow = Pick<
-  Prisma.ProviderGetPayload<object>,
-  | "providerCode"
-  | "name"
-  | "summary"
-  | "agentType"
-  | "visibility"
-  | "trustTier"
-  | "reviewStage"
-  | "labels"
-  | "endpoint"
-  | "updatedAt"
-  | "id"
-  | "lifecycle"
-  | "lifecycleMessage"
-  | "successorCode"
->;
-const SUMMARY_SELECT = {
-  id: true,
-  providerCode: true,
-  name: true,
-  summary: true,
-  agentType: true,
-  visibility: true,
-  trustTier: true,
-  reviewStage: true,
-  labels: true,
-  endpoint: true,
-  updatedAt: true,
-  lifecycle: true,
-  lifecycleMessage: true,
-  successorCode: true,
-} as const satisfies Prisma.ProviderSelect;
 
 export const ProviderSummaryRef = builder.objectRef<SummaryRow>("ProviderSummary").implement({
   description: "The list form of a provider: what filters and cards need, nothing that costs a query per row.",
