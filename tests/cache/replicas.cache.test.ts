@@ -8,125 +8,50 @@
  * PostgreSQL and Redis, which run on every development and CI machine (ARCHITECTURE.md): when they
  * cannot be reached it fails and says so.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { Redis } from "ioredis";
-import pg from "pg";
 import { signReviewerToken } from "../../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../../src/config.ts";
-import { migrate } from "../../src/db.migrate.ts";
 import { intakeBody } from "../helpers.ts";
+import {
+  cleanUp,
+  PROCESS_JWT_SECRET,
+  REDIS_URL,
+  type ReplicaDatabase,
+  replicaDatabase,
+  request,
+  type Server,
+  startServer,
+} from "../process/server.process.ts";
 
-const PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres";
-const REDIS_URL = "redis://127.0.0.1:6379";
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const RUN = randomBytes(5).toString("hex");
-const DATABASE = `cache_replicas_${RUN}`;
-const DATABASE_URL = `postgresql://postgres@127.0.0.1:5432/${DATABASE}`;
-const SECRET = "cache-replica-test-secret-0123456789-0123456789";
 
-interface Replica {
-  name: string;
-  url: string;
-  child: ChildProcess;
-  trouble: string[];
-}
+const replicas: Server[] = [];
+let database: ReplicaDatabase | undefined;
 
-const replicas: Replica[] = [];
-let admin: pg.Client | undefined;
-let databaseCreated = false;
-
-async function startReplica(name: string): Promise<Replica> {
-  const { NODE_OPTIONS: _jestOnly, ...inherited } = process.env;
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    cwd: ROOT,
-    env: {
-      ...inherited,
-      NODE_ENV: "production",
-      REVIEWER_JWT_SECRET: SECRET,
-      HOST: "127.0.0.1",
-      PORT: "0",
-      DATABASE_URL,
-      REDIS_URL,
-      RESPONSE_CACHE: "on",
-      // Its own shared generation: other suites' replicas writing meanwhile would only cost misses.
-      RESPONSE_CACHE_KEY_PREFIX: `agent-registry-cache-test:${RUN}`,
-      RATE_LIMITS: "off",
-      LOG_LEVEL: "info",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+/** A replica caching anonymous reads, on the shared database, with Redis. */
+async function startReplica(): Promise<Server> {
+  const replica = await startServer((database as ReplicaDatabase).url, {
+    REDIS_URL,
+    RESPONSE_CACHE: "on",
+    // Its own shared generation: other suites' replicas writing meanwhile would only cost misses.
+    RESPONSE_CACHE_KEY_PREFIX: `agent-registry-cache-test:${RUN}`,
   });
-  const replica: Replica = { name, url: "", child, trouble: [] };
   replicas.push(replica);
-  replica.url = await new Promise<string>((resolve, reject) => {
-    let buffered = "";
-    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-      buffered += chunk;
-      const lines = buffered.split("\n");
-      buffered = lines.pop() ?? "";
-      for (const line of lines) {
-        if (/"level":"(?:warn|error)"/.test(line)) replica.trouble.push(line);
-        const url = /"msg":"listening","url":"([^"]+)"/.exec(line)?.[1];
-        if (url) resolve(url);
-      }
-    });
-    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => replica.trouble.push(chunk));
-    child.once("exit", (code) => reject(new Error(`${name} exited (${code}) before listening: ${replica.trouble}`)));
-  });
-  for (let i = 0; ; i++) {
-    const ready = await fetch(`${replica.url}/ready`).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (ready) return replica;
-    if (i > 100) throw new Error(`${name} never became ready`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return replica;
 }
 
-async function stop(replica: Replica): Promise<void> {
-  const { child } = replica;
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-  await exited;
-  clearTimeout(timer);
-}
-
-interface Answer {
-  status: number;
-  cache: string | null;
-  body: any;
-}
-
-async function send(
-  replica: Replica,
-  method: string,
-  path: string,
-  options: { body?: unknown; token?: string } = {},
-): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(`${replica.url}${path}`, {
-    method,
-    headers,
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {}
-  return { status: res.status, cache: res.headers.get("x-cache"), body };
+/** A request to a replica, with whether its cache answered it (X-Cache). */
+async function send(replica: Server, method: string, path: string, options: { body?: unknown; token?: string } = {}) {
+  const answer = await request(replica, method, path, options);
+  return { ...answer, cache: answer.headers.get("x-cache") };
 }
 
 /** What the replicas reported about Redis, the cache or an internal error. */
 const cacheTrouble = () =>
-  replicas.flatMap((r) => r.trouble).filter((line) => /redis|cache|internal error/i.test(line));
+  replicas
+    .flatMap((r) => [...r.lines.filter((line) => /"level":"(?:warn|error)"/.test(line)), ...r.stderr])
+    .filter((line) => /redis|cache|internal error/i.test(line));
 
 const gqlDetail = (code: string) => ({
   query: "query ($c: String!) { provider(providerCode: $c) { summary version } }",
@@ -134,42 +59,19 @@ const gqlDetail = (code: string) => ({
 });
 
 beforeAll(async () => {
-  admin = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await admin.connect();
-  } catch (error) {
-    admin = undefined;
-    throw new Error(
-      `PostgreSQL must run at ${PG_ADMIN_URL} for this test (ARCHITECTURE.md): ${(error as Error).message}`,
-    );
-  }
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 1 });
-  try {
-    await redis.connect();
-    await redis.ping();
-  } catch (error) {
-    throw new Error(`Redis must run at ${REDIS_URL} for this test (ARCHITECTURE.md): ${(error as Error).message}`);
-  } finally {
-    redis.disconnect();
-  }
-  await admin.query(`CREATE DATABASE "${DATABASE}"`);
-  databaseCreated = true;
-  await migrate(DATABASE_URL);
+  database = await replicaDatabase("cache_replicas");
 }, 30_000);
 
 afterAll(async () => {
-  await Promise.all(replicas.map(stop));
-  if (admin) {
-    if (databaseCreated) await admin.query(`DROP DATABASE IF EXISTS "${DATABASE}" WITH (FORCE)`);
-    await admin.end();
-  }
+  await cleanUp();
+  await database?.drop();
 }, 30_000);
 
 describe("two caching replicas on one PostgreSQL database, with Redis", () => {
   test("no read through one replica returns what a write acknowledged by the other replaced", async () => {
-    const [a, b] = await Promise.all([startReplica("A"), startReplica("B")]);
+    const [a, b] = await Promise.all([startReplica(), startReplica()]);
     const reviewer = await signReviewerToken(
-      loadConfig({ ...process.env, NODE_ENV: "production", REVIEWER_JWT_SECRET: SECRET }),
+      loadConfig({ ...process.env, NODE_ENV: "production", REVIEWER_JWT_SECRET: PROCESS_JWT_SECRET }),
       "cache-replicas",
       { roles: ["reviewer"] },
     );
@@ -206,7 +108,7 @@ describe("two caching replicas on one PostgreSQL database, with Redis", () => {
       await send(reader, "POST", "/graphql", { body: gqlDetail(agent.code) });
       if ((await send(reader, "POST", "/graphql", { body: gqlDetail(agent.code) })).cache === "HIT") hits += 1;
 
-      const summary = `Round ${round} through ${writer.name}`;
+      const summary = `Round ${round} through ${writer === a ? "A" : "B"}`;
       const patched = await send(writer, "PATCH", detail, { token: agent.token, body: { summary } });
       expect(patched.status).toBe(200);
 

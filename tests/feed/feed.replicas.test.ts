@@ -11,14 +11,15 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { Redis } from "ioredis";
-import pg from "pg";
 import { signReviewerToken } from "../../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../../src/config.ts";
-import { migrate } from "../../src/db.migrate.ts";
 import { intakeBody } from "../helpers.ts";
 import {
   cleanUp,
   PROCESS_JWT_SECRET,
+  REDIS_URL,
+  type ReplicaDatabase,
+  replicaDatabase,
   request,
   type Server,
   startServer,
@@ -26,43 +27,20 @@ import {
 } from "../process/server.process.ts";
 import { FEED_QUERY, readSse, type SseStream } from "./sse.ts";
 
-const PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres";
-const REDIS_URL = "redis://127.0.0.1:6379";
 const RUN = randomBytes(5).toString("hex");
-const DATABASE = `feed_${RUN}`;
-const DATABASE_URL = `postgresql://postgres@127.0.0.1:5432/${DATABASE}`;
 /** This run's own channel, so that nothing else publishing on this Redis reaches it. */
 const CHANNEL = `agent-registry-feed-test:${RUN}`;
 
-let admin: pg.Client | undefined;
-let databaseCreated = false;
+let database: ReplicaDatabase | undefined;
 let a: Server;
 let b: Server;
 const streams: SseStream[] = [];
 let reviewer: string;
 
 beforeAll(async () => {
-  admin = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await admin.connect();
-  } catch (error) {
-    admin = undefined;
-    throw new Error(`PostgreSQL must run at ${PG_ADMIN_URL} for this test: ${(error as Error).message}`);
-  }
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 1 });
-  try {
-    await redis.connect();
-    await redis.ping();
-  } catch (error) {
-    throw new Error(`Redis must run at ${REDIS_URL} for this test: ${(error as Error).message}`);
-  } finally {
-    redis.disconnect();
-  }
-  await admin.query(`CREATE DATABASE "${DATABASE}"`);
-  databaseCreated = true;
-  await migrate(DATABASE_URL);
+  database = await replicaDatabase("feed");
   const env = { REDIS_URL, FEED_CHANNEL: CHANNEL };
-  [a, b] = await Promise.all([startServer(DATABASE_URL, env), startServer(DATABASE_URL, env)]);
+  [a, b] = await Promise.all([startServer(database.url, env), startServer(database.url, env)]);
   reviewer = await signReviewerToken(
     loadConfig({ NODE_ENV: "test", REVIEWER_JWT_SECRET: PROCESS_JWT_SECRET }),
     "feed-rv",
@@ -81,10 +59,7 @@ afterAll(async () => {
     .then(() => redis.del(`${CHANNEL}:seq`))
     .catch(() => {})
     .finally(() => redis.disconnect());
-  if (admin) {
-    if (databaseCreated) await admin.query(`DROP DATABASE IF EXISTS "${DATABASE}" WITH (FORCE)`);
-    await admin.end();
-  }
+  await database?.drop();
 }, 30_000);
 
 async function subscribe(server: Server, variables: Record<string, unknown>, token?: string): Promise<SseStream> {

@@ -12,22 +12,27 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { migrate } from "../../src/db.migrate.ts";
 import { intakeBody } from "../helpers.ts";
-import { cleanUp, pool, request, type Server, startServer, stopServer } from "../process/server.process.ts";
+import {
+  cleanUp,
+  pool,
+  REDIS_URL,
+  type ReplicaDatabase,
+  replicaDatabase,
+  request,
+  type Server,
+  startServer,
+  stopServer,
+} from "../process/server.process.ts";
 
-const PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres";
-const REDIS_URL = "redis://127.0.0.1:6379";
 const RUN = randomBytes(5).toString("hex");
-const DATABASE = `replicas_${RUN}`;
-const DATABASE_URL = `postgresql://postgres@127.0.0.1:5432/${DATABASE}`;
 const KEY_PREFIX = `agent-registry-replicas:${RUN}`;
 
-let admin: pg.Client | undefined;
-let databaseCreated = false;
+let database: ReplicaDatabase | undefined;
 
 /** A replica: `src/main.ts` on the shared database, with Redis. */
-const startReplica = (env: Record<string, string> = {}) => startServer(DATABASE_URL, { REDIS_URL, ...env });
+const startReplica = (env: Record<string, string> = {}) =>
+  startServer((database as ReplicaDatabase).url, { REDIS_URL, ...env });
 
 /** What a replica logged at warn or error level, and anything on its stderr. */
 const trouble = (replica: Server) => [
@@ -46,29 +51,7 @@ function shuffle<T>(items: T[]): T[] {
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)] as T;
 
 beforeAll(async () => {
-  admin = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await admin.connect();
-  } catch (error) {
-    admin = undefined;
-    throw new Error(
-      `PostgreSQL must run at ${PG_ADMIN_URL} for the replica test (ARCHITECTURE.md: it runs on every development and CI machine): ${(error as Error).message}`,
-    );
-  }
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 1 });
-  try {
-    await redis.connect();
-    await redis.ping();
-  } catch (error) {
-    throw new Error(
-      `Redis must run at ${REDIS_URL} for the replica test (ARCHITECTURE.md: it runs on every development and CI machine): ${(error as Error).message}`,
-    );
-  } finally {
-    redis.disconnect();
-  }
-  await admin.query(`CREATE DATABASE "${DATABASE}"`);
-  databaseCreated = true;
-  await migrate(DATABASE_URL);
+  database = await replicaDatabase("replicas");
 }, 30_000);
 
 afterAll(async () => {
@@ -82,10 +65,7 @@ afterAll(async () => {
     })
     .catch(() => {})
     .finally(() => redis.disconnect());
-  if (admin) {
-    if (databaseCreated) await admin.query(`DROP DATABASE IF EXISTS "${DATABASE}" WITH (FORCE)`);
-    await admin.end();
-  }
+  await database?.drop();
 }, 30_000);
 
 describe("two replicas on one PostgreSQL database", () => {
@@ -179,7 +159,7 @@ describe("two replicas on one PostgreSQL database", () => {
       ),
     ).toEqual([]);
 
-    const check = new pg.Client({ connectionString: DATABASE_URL });
+    const check = new pg.Client({ connectionString: (database as ReplicaDatabase).url });
     await check.connect();
     try {
       for (const p of made) {
