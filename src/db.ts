@@ -3,7 +3,7 @@ import { dirname, resolve } from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import type { SqlDriverAdapterFactory, SqlQueryable } from "@prisma/driver-adapter-utils";
 import { cachedStatements } from "./cache/statement.cache.ts";
-import { isolatedSqlite } from "./db.sqlite.ts";
+import { isolatedSqlite, walSync } from "./db.sqlite.ts";
 import { type Prisma, PrismaClient } from "./generated/prisma/client.ts";
 
 /**
@@ -107,10 +107,12 @@ export async function openDb(databaseUrl: string): Promise<Db> {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   // `timeout` is SQLite's busy timeout: a writer waits up to 5 s for the lock rather than failing.
   // Isolated: no other request's statement runs inside an open transaction (db.sqlite.ts).
-  // Statements prepared once and reused (src/cache/statement.cache.ts). Raw reads go straight to
-  // the connection (queryRows).
+  // A write is answered once an fsync of the WAL has made it durable (db.sqlite.ts). Statements
+  // prepared once and reused (src/cache/statement.cache.ts). Raw reads go straight to the
+  // connection (queryRows).
+  const durable = path === ":memory:" ? undefined : walSync(path);
   const direct = readingDirectly(
-    isolatedSqlite(cachedStatements(new PrismaBetterSqlite3({ url: path, timeout: 5000 }))),
+    isolatedSqlite(cachedStatements(new PrismaBetterSqlite3({ url: path, timeout: 5000 })), durable),
   );
   const client = new PrismaClient({ adapter: direct.factory, transactionOptions: TRANSACTIONS });
   direct.enable(client);
@@ -120,10 +122,12 @@ export async function openDb(databaseUrl: string): Promise<Db> {
     // in rollback-journal mode.
     await client.$queryRawUnsafe("PRAGMA journal_mode = WAL");
   }
-  // FULL, not NORMAL: in WAL mode NORMAL survives a crash of the process but may lose the last
-  // commits on power loss or an OS crash, and an acknowledged intake carries a token shown once.
-  // FULL syncs the log at every commit; at this service's write rates that costs little.
-  await client.$executeRawUnsafe("PRAGMA synchronous = FULL");
+  // In WAL mode NORMAL survives a crash of the process but may lose the last commits on power loss
+  // or an OS crash — and an acknowledged intake carries a token shown once. FULL would fsync the WAL
+  // inside every COMMIT, on the event loop; instead the isolated connection answers every write
+  // only after its own shared fsync of the WAL (db.sqlite.ts), which keeps FULL's promise for
+  // every acknowledged write. Without a file (`:memory:`) there is nothing to sync.
+  await client.$executeRawUnsafe(`PRAGMA synchronous = ${durable ? "NORMAL" : "FULL"}`);
   // A 64 MiB page cache (SQLite's default is 2 MiB): a search reads up to a ranking block of rows
   // (src/providers/provider.search.ts), and with the default those pages were read again from the
   // OS on every request once the registry outgrew the cache.

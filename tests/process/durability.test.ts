@@ -5,10 +5,10 @@
  * summary it wrote, and every version list runs 1..n without gap or duplicate — also for the writes
  * that were in flight at the kill (each is all there or not there at all).
  *
- * It runs on a fresh SQLite file (WAL, synchronous=FULL; see src/db.ts) and, when the suite runs on
- * PostgreSQL (TEST_DATABASE_URL), on that database too. SIGKILL leaves the machine's page cache in
- * place, so this proves atomic, acknowledged-after-commit writes; surviving power loss is the
- * synchronous setting's job (README, "Durability").
+ * It runs on a fresh SQLite file (WAL; each write answered once synced, src/db.sqlite.ts) and, when
+ * the suite runs on PostgreSQL (TEST_DATABASE_URL), on that database too. SIGKILL leaves the
+ * machine's page cache in place, so this proves atomic, acknowledged-after-commit writes; surviving
+ * power loss is the sync's job (README, "Durability"; tests/db/wal-sync.test.ts).
  */
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";

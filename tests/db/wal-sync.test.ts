@@ -1,0 +1,186 @@
+/**
+ * A write is answered only once it is durable, without holding the event loop for the fsync
+ * (src/db.sqlite.ts, issue #7). On SQLite the connection runs `synchronous = NORMAL` and every write
+ * waits for an fsync of the WAL that began after its commit. Here the service runs on its own SQLite
+ * file with a sync the test holds and releases, and requests go through the front door: the answer
+ * never leaves before the sync, the sync never begins before the commit, reads are not held, and a
+ * write whose sync fails is not acknowledged. Then `walSync` itself: callers arriving while an fsync
+ * runs share the next one, and none is released by an fsync that began before it asked.
+ */
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { open } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, jest, test } from "@jest/globals";
+import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
+import Database from "better-sqlite3";
+import { loadConfig } from "../../src/config.ts";
+import { migrate } from "../../src/db.migrate.ts";
+import { isolatedSqlite, type Sync, walSync } from "../../src/db.sqlite.ts";
+import type { Db } from "../../src/db.ts";
+import { PrismaClient } from "../../src/generated/prisma/client.ts";
+import { createApp } from "../../src/yoga.ts";
+import { call, intakeBody } from "../helpers.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "agent-registry-wal-sync-"));
+const path = join(dir, "registry.db");
+const url = `file:${path}`;
+
+/** The sync the service waits for: each call is recorded, with what another connection sees committed then. */
+interface Held {
+  committed: string | undefined;
+  release: () => void;
+  fail: (error: Error) => void;
+}
+const held: Held[] = [];
+let holding = false;
+let summaryOf: (code: string) => string | undefined = () => undefined;
+let watched = "";
+const gate: Sync = () => {
+  const committed = watched ? summaryOf(watched) : undefined;
+  if (!holding) return Promise.resolve();
+  return new Promise<void>((release, fail) => {
+    held.push({ committed, release, fail });
+  });
+};
+
+let db: Db;
+let app: ReturnType<typeof createApp>;
+let observer: Database.Database;
+
+beforeAll(async () => {
+  await migrate(url);
+  db = new PrismaClient({ adapter: isolatedSqlite(new PrismaBetterSqlite3({ url: path }), gate) }) as Db;
+  await db.$executeRawUnsafe("PRAGMA synchronous = NORMAL");
+  app = createApp(loadConfig({ ...process.env, NODE_ENV: "test", DATABASE_URL: url, REDIS_URL: "" }), db);
+  observer = new Database(path, { readonly: true });
+  const read = observer.prepare<[string], { summary: string }>(
+    'SELECT "summary" FROM "providers" WHERE "providerCode" = ?',
+  );
+  summaryOf = (code) => read.get(code)?.summary;
+});
+
+afterAll(async () => {
+  observer?.close();
+  await db?.$disconnect();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function registered(): Promise<{ providerCode: string; accessToken: string }> {
+  const answer = await call("POST", "/api/v1/providers", { app, body: intakeBody() });
+  expect(answer.status).toBe(201);
+  return answer.body;
+}
+
+/** Whether a promise has settled within a few turns of the event loop. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void promise.then(
+    () => {
+      done = true;
+    },
+    () => {
+      done = true;
+    },
+  );
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  return done;
+}
+
+async function firstHeld(): Promise<Held> {
+  for (let i = 0; i < 200 && held.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  const first = held.shift();
+  if (!first) throw new Error("no sync was asked for");
+  return first;
+}
+
+describe("writes are answered once durable (SQLite)", () => {
+  test("a PATCH is answered only after a sync that began after its commit; reads are not held meanwhile", async () => {
+    const agent = await registered();
+    watched = agent.providerCode;
+    holding = true;
+    try {
+      const patch = call("PATCH", `/api/v1/providers/${agent.providerCode}`, {
+        app,
+        token: agent.accessToken,
+        body: { summary: "Synced before answered" },
+      });
+      // Earlier writes of the request (the token's last use) have syncs of their own: let them go.
+      let sync = await firstHeld();
+      while (sync.committed !== "Synced before answered") {
+        sync.release();
+        sync = await firstHeld();
+      }
+      // The PATCH's sync began after its commit (another connection sees the write), and the
+      // answer waits for it.
+      expect(await settled(patch)).toBe(false);
+      // A read is not held by a write's sync.
+      const read = await call("GET", `/api/v1/providers/${agent.providerCode}`, { app });
+      expect(read.status).toBe(200);
+      sync.release();
+      // Any later sync (the token's last use, say) is released too.
+      while (!(await settled(patch))) held.shift()?.release();
+      const answer = await patch;
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({ summary: "Synced before answered", version: 2 });
+    } finally {
+      holding = false;
+      for (const h of held.splice(0)) h.release();
+    }
+  });
+
+  test("an intake whose sync fails is not acknowledged", async () => {
+    holding = true;
+    watched = "";
+    try {
+      const intake = call("POST", "/api/v1/providers", { app, body: intakeBody() });
+      const sync = await firstHeld();
+      expect(await settled(intake)).toBe(false);
+      sync.fail(Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" }));
+      const answer = await intake;
+      expect(answer.status).toBe(500);
+      expect(answer.body.accessToken).toBeUndefined();
+    } finally {
+      holding = false;
+      for (const h of held.splice(0)) h.release();
+    }
+  });
+});
+
+describe("walSync", () => {
+  test("callers arriving while an fsync runs share the next one, which begins after they asked", async () => {
+    const file = join(dir, "shared.db");
+    writeFileSync(`${file}-wal`, "x");
+    const handle = await open(`${file}-wal`, "r");
+    const prototype = Object.getPrototypeOf(handle) as { datasync: () => Promise<void> };
+    await handle.close();
+    const original = prototype.datasync;
+    const began: number[] = [];
+    const spy = jest.spyOn(prototype, "datasync").mockImplementation(async function (this: unknown) {
+      began.push(performance.now());
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return original.call(this);
+    });
+    const sync = walSync(file);
+    try {
+      const first = sync();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      appendFileSync(`${file}-wal`, "y");
+      const asked = performance.now();
+      const waiting = Array.from({ length: 10 }, () => sync());
+      await Promise.all([first, ...waiting]);
+      // One fsync for the first caller, one for the ten that came while it ran.
+      expect(spy).toHaveBeenCalledTimes(2);
+      expect(began[1]).toBeGreaterThanOrEqual(asked);
+    } finally {
+      spy.mockRestore();
+      await sync.close?.();
+    }
+  });
+
+  test("with no WAL written yet there is nothing to sync", async () => {
+    const sync = walSync(join(dir, "never-written.db"));
+    await expect(sync()).resolves.toBeUndefined();
+    await sync.close?.();
+  });
+});
