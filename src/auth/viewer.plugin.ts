@@ -4,9 +4,11 @@
  * (missing scheme, malformed, bad checksum, unknown, revoked, expired) gives the same 401.
  */
 import type { Plugin } from "graphql-yoga";
-import type { Db } from "../db.ts";
+import { type Db, queryRows } from "../db.ts";
 import { unauthenticated } from "../errors.ts";
+import { Prisma } from "../generated/prisma/client.ts";
 import type { AddressSource, CredentialGuard } from "../limits/limits.plugin.ts";
+import { asDateOrNull } from "../providers/provider.read.ts";
 import { hashToken, hasValidChecksum, looksLikeAgentToken } from "./agent.token.ts";
 import type { ReviewerVerifier } from "./reviewer.jwt.ts";
 
@@ -42,27 +44,26 @@ export async function resolveViewer(
 
   if (looksLikeAgentToken(token)) {
     if (!hasValidChecksum(token)) throw unauthenticated();
-    const row = await db.accessToken.findUnique({
-      where: { hash: hashToken(token) },
-      select: {
-        id: true,
-        tokenId: true,
-        revokedAt: true,
-        expiresAt: true,
-        lastUsedAt: true,
-        provider: { select: { id: true, providerCode: true } },
-      },
-    });
+    // The token with its provider in one statement (the ORM's relation select takes two, each
+    // through the client's query pipeline: a twentieth of a PATCH's CPU, issue #7).
+    const [row] = await queryRows(
+      db,
+      Prisma.sql`SELECT t."id", t."tokenId", t."revokedAt", t."expiresAt", t."lastUsedAt", p."id" AS "providerId", p."providerCode"
+        FROM "access_tokens" AS t JOIN "providers" AS p ON p."id" = t."providerId" WHERE t."hash" = ${hashToken(token)}`,
+    );
     const now = Date.now();
-    if (!row || row.revokedAt || (row.expiresAt && row.expiresAt.getTime() <= now)) throw unauthenticated();
-    if (!row.lastUsedAt || now - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
-      await db.accessToken.update({ where: { id: row.id }, data: { lastUsedAt: new Date(now) } });
+    if (!row || asDateOrNull(row.revokedAt)) throw unauthenticated();
+    const expiresAt = asDateOrNull(row.expiresAt);
+    if (expiresAt && expiresAt.getTime() <= now) throw unauthenticated();
+    const lastUsedAt = asDateOrNull(row.lastUsedAt);
+    if (!lastUsedAt || now - lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+      await db.accessToken.update({ where: { id: Number(row.id) }, data: { lastUsedAt: new Date(now) } });
     }
     return {
       kind: "agent",
-      providerId: row.provider.id,
-      providerCode: row.provider.providerCode,
-      tokenId: row.tokenId,
+      providerId: Number(row.providerId),
+      providerCode: row.providerCode as string,
+      tokenId: row.tokenId as string,
     };
   }
 

@@ -5,8 +5,8 @@
  * every statement it sends (counting.db.ts), with the response cache off, so every request reads.
  *
  * "A read request" is the reading of the data. Credentials are read before it: an agent token costs
- * its look-up (src/auth/viewer.plugin.ts: today the token by its hash, then its provider's code, and
- * at most once a minute per token a refresh of its lastUsedAt); a reviewer JWT costs none. So an
+ * its look-up (src/auth/viewer.plugin.ts: the token by its hash with its provider's code, and at
+ * most once a minute per token a refresh of its lastUsedAt); a reviewer JWT costs none. So an
  * anonymous or reviewer read is one round trip, an agent's is its credential's plus one.
  */
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
@@ -88,7 +88,7 @@ describe("one round trip per read", () => {
 
   test("an agent's read: the look-up of its token, then the one read of the data", async () => {
     await call("GET", `/api/v1/providers/${code}`, { app, token }); // lastUsedAt is fresh now
-    // What reading the credential alone costs (src/auth/viewer.plugin.ts; today the token, then its provider).
+    // What reading the credential alone costs (src/auth/viewer.plugin.ts: the token with its provider).
     counting.reset();
     await resolveViewer(`Bearer ${token}`, counting.db, reviewerVerifier(config));
     const credential = [...counting.statements];

@@ -1,8 +1,11 @@
 /** PATCH /api/v1/providers/{providerCode}: who may, what it writes, and that a refusal writes nothing. */
 import { afterEach, describe, expect, jest, test } from "@jest/globals";
+import { createApp } from "../../src/yoga.ts";
 import {
+  type App,
   approve,
   call,
+  config,
   db,
   errorPaths,
   expectProblem,
@@ -11,11 +14,12 @@ import {
   uniqueCode,
   versionCount,
 } from "../helpers.ts";
+import { openCountingDb } from "../perf/counting.db.ts";
 
 const patch = (
   providerCode: string,
   body: unknown,
-  options: { token?: string; headers?: Record<string, string> } = {},
+  options: { token?: string; headers?: Record<string, string>; app?: App } = {},
 ) => call("PATCH", `/api/v1/providers/${providerCode}`, { body, ...options });
 
 /** The provider row and its version count, to compare before and after a refusal. */
@@ -271,19 +275,26 @@ describe("who may PATCH", () => {
     const created = await intake();
     const last = created.accessToken.at(-1);
     const flipped = `${created.accessToken.slice(0, -1)}${last === "A" ? "B" : "A"}`;
-    const lookup = jest.spyOn(db.accessToken, "findUnique");
+    // An app on a client that records every statement it sends (tests/perf/counting.db.ts).
+    const counting = await openCountingDb(config.databaseUrl);
+    try {
+      const app = createApp({ ...config, responseCache: false }, counting.db);
+      const lookups = () => counting.statements.filter((sql) => sql.includes("access_tokens"));
 
-    // The spy sees the look-up of a good token (so its silence below means something).
-    const good = await call("GET", `/api/v1/providers/${created.providerCode}`, { token: created.accessToken });
-    expect(good.status).toBe(200);
-    expect(lookup).toHaveBeenCalledTimes(1);
-    lookup.mockClear();
+      // The look-up of a good token is seen (so its absence below means something).
+      const good = await call("GET", `/api/v1/providers/${created.providerCode}`, { app, token: created.accessToken });
+      expect(good.status).toBe(200);
+      expect(lookups().length).toBeGreaterThan(0);
+      counting.reset();
 
-    const before = await state(created.providerCode);
-    const answer = await patch(created.providerCode, { summary: "Forged" }, { token: flipped });
-    expectProblem(answer, 401, "UNAUTHENTICATED");
-    expect(lookup).not.toHaveBeenCalled();
-    expect(await state(created.providerCode)).toEqual(before);
+      const before = await state(created.providerCode);
+      const answer = await patch(created.providerCode, { summary: "Forged" }, { app, token: flipped });
+      expectProblem(answer, 401, "UNAUTHENTICATED");
+      expect(counting.statements).toEqual([]);
+      expect(await state(created.providerCode)).toEqual(before);
+    } finally {
+      await counting.db.$disconnect();
+    }
   });
 
   test("every credential failure answers the same body", async () => {
