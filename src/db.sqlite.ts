@@ -95,8 +95,13 @@ export function walSync(databasePath: string): Sync {
 /** Whether a plain statement only reads (every raw read here is one SELECT); anything else is synced. */
 const READ = /^\s*SELECT\b/i;
 
-function isolated(inner: Adapter, sync: Sync | undefined): Adapter {
+/** The isolated adapter, which also answers the transaction open on its connection, if any. */
+export type IsolatedAdapter = Adapter & { openTransaction: () => Transaction | undefined };
+
+function isolated(inner: Adapter, sync: Sync | undefined): IsolatedAdapter {
   const turn = fifoLock();
+  // The one transaction holding the turn: no other can be open on the connection meanwhile.
+  let open: Transaction | undefined;
   const alone = async <T>(run: () => Promise<T>): Promise<T> => {
     const release = await turn();
     try {
@@ -110,7 +115,8 @@ function isolated(inner: Adapter, sync: Sync | undefined): Adapter {
     await sync?.();
     return result;
   };
-  const adapter: Adapter = {
+  const adapter: IsolatedAdapter = {
+    openTransaction: () => open,
     provider: inner.provider,
     adapterName: inner.adapterName,
     queryRaw: async (query) => {
@@ -132,11 +138,13 @@ function isolated(inner: Adapter, sync: Sync | undefined): Adapter {
         release();
         throw error;
       }
+      open = tx;
       // The turn ends with the transaction, however it ends.
       const end = async (how: () => Promise<void>) => {
         try {
           await how();
         } finally {
+          open = undefined;
           release();
         }
       };

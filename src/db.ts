@@ -39,8 +39,8 @@ export function sqlitePath(url: string): string {
  */
 const TRANSACTIONS = { maxWait: 10_000, timeout: 15_000 };
 
-/** What a raw read needs of a driver adapter connection. */
-type RawQueryable = Pick<SqlQueryable, "queryRaw">;
+/** What a raw read needs of a driver adapter connection (and, isolated, its open transaction). */
+type RawQueryable = Pick<SqlQueryable, "queryRaw"> & { openTransaction?: () => RawQueryable | undefined };
 
 /** The connections that `queryRows` may read through directly, by the client that opened them. */
 const directReads = new WeakMap<object, () => RawQueryable | undefined>();
@@ -67,18 +67,40 @@ export function readingDirectly<F extends SqlDriverAdapterFactory>(
   return { factory: capturing, enable: (client) => directReads.set(client, () => connection) };
 }
 
+/** Transaction clients of `transaction` whose raw statements go straight to their open SQLite transaction. */
+const directTransactions = new WeakMap<object, () => RawQueryable | undefined>();
+
 /**
- * Rows of one raw read, each an object by column name. On SQLite straight through the driver
+ * `db.$transaction(work)`, in which `queryRows(tx, …)` runs straight on the transaction that SQLite's
+ * isolated connection holds open for it (db.sqlite.ts: one at a time, so the open one is this one)
+ * rather than through `tx.$queryRaw`. Prisma's calls on `tx` work as in any interactive transaction.
+ */
+export function transaction<T>(db: Db, work: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+  const connection = directReads.get(db);
+  return db.$transaction(async (tx) => {
+    const open = connection?.()?.openTransaction?.();
+    if (open) directTransactions.set(tx, () => open);
+    try {
+      return await work(tx);
+    } finally {
+      directTransactions.delete(tx);
+    }
+  });
+}
+
+/**
+ * Rows of one raw statement, each an object by column name. On SQLite straight through the driver
  * adapter's connection: Prisma's client spends ~0.2 ms per wide row turning a raw result into
  * typed objects that the readers (provider.read.ts) convert again anyway — a fifth of an uncached
- * profile read (issue #7). Inside a transaction, or where no connection is registered (PostgreSQL),
- * through `$queryRaw`. Values come as the driver gives them: readers convert with asDate/asJson.
+ * profile read (issue #7); in a transaction of `transaction`, straight through the open transaction.
+ * Otherwise (other transactions, PostgreSQL) through `$queryRaw`. Values come as the driver gives
+ * them: readers convert with asDate/asJson.
  */
 export async function queryRows(
   db: Db | Prisma.TransactionClient,
   sql: Prisma.Sql,
 ): Promise<Record<string, unknown>[]> {
-  const connection = directReads.get(db)?.();
+  const connection = (directReads.get(db) ?? directTransactions.get(db))?.();
   if (!connection) return db.$queryRaw<Record<string, unknown>[]>(sql);
   const { columnNames, rows } = await connection.queryRaw({
     sql: sql.sql,

@@ -26,8 +26,8 @@ export function asJson(value: unknown): Prisma.JsonValue {
   return typeof value === "string" ? (JSON.parse(value) as Prisma.JsonValue) : (value as Prisma.JsonValue);
 }
 
-/** The columns of the providers row, quoted, for a raw SELECT on the table aliased `p`. */
-const PROVIDER_COLUMNS = [
+/** The columns of the providers row. */
+export const PROVIDER_COLUMNS = [
   "id",
   "providerCode",
   "name",
@@ -80,7 +80,7 @@ export function columnsSql(columns: readonly string[], alias = "p"): Prisma.Sql 
   return Prisma.raw(columns.map((c) => `"${alias}"."${c}"`).join(", "));
 }
 
-type ProviderRow = Prisma.ProviderGetPayload<object>;
+export type ProviderRow = Prisma.ProviderGetPayload<object>;
 type TokenRow = Prisma.AccessTokenGetPayload<object>;
 type EventRow = Prisma.ReviewEventGetPayload<object>;
 export type SummaryRow = Pick<ProviderRow, (typeof SUMMARY_COLUMNS)[number]>;
@@ -105,7 +105,8 @@ export function summaryRow(raw: Record<string, unknown>): SummaryRow {
   };
 }
 
-function providerRow(raw: Record<string, unknown>): ProviderRow {
+/** A raw providers row as Prisma would answer it. */
+export function providerRow(raw: Record<string, unknown>): ProviderRow {
   return {
     ...summaryRow(raw),
     description: (raw.description as string | null) ?? null,

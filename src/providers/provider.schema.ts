@@ -519,8 +519,9 @@ builder.mutationFields((t) => ({
       // The profile as this PATCH left it, read in its transaction in one round trip
       // (provider.read.ts): after the commit it could already hold a concurrent later PATCH,
       // unlike the ETag. The caller is its owner.
+      const dialect = dialectOf(ctx.config.databaseUrl);
       const readBack = (tx: Prisma.TransactionClient) =>
-        readProvider(tx, dialectOf(ctx.config.databaseUrl), providerCode, {
+        readProvider(tx, dialect, providerCode, {
           tokens: queriesRelation(query, "tokens"),
           events: queriesRelation(query, "events"),
         });
@@ -551,7 +552,7 @@ builder.mutationFields((t) => ({
         if (!patch.ok) throw badInput("The update is not valid", patch.errors);
         answer = await patchProvider(
           ctx.db,
-          { providerCode, patch: patch.value, actor: `agent:${providerCode}`, ifMatch: ifMatchOf(ctx) },
+          { dialect, providerCode, patch: patch.value, actor: `agent:${providerCode}`, ifMatch: ifMatchOf(ctx) },
           readBack,
         );
       }

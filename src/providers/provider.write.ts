@@ -3,8 +3,8 @@
  * only the database (tokens are minted and hashed before it opens), so a failure leaves nothing.
  */
 import { mintToken } from "../auth/agent.token.ts";
-import type { Db } from "../db.ts";
-import { apiError, conflict, notFound } from "../errors.ts";
+import { type Db, type Dialect, queryRows, transaction } from "../db.ts";
+import { conflict } from "../errors.ts";
 import { type FeedNote, noteFeed, notesOfMove } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import {
@@ -26,6 +26,7 @@ import {
   REVIEWED_FIELDS,
   snapshotOf,
 } from "./provider.rules.ts";
+import { appendVersion, claimVersion, setColumns } from "./provider.sql.ts";
 
 type ProviderRow = Prisma.ProviderGetPayload<object>;
 
@@ -149,77 +150,85 @@ export async function intakeProvider(
   }
 }
 
+/** The profile's Json columns. */
+const JSON_FIELDS: ReadonlySet<string> = new Set([
+  "labels",
+  "capabilities",
+  "models",
+  "tools",
+  "endpoint",
+  "policy",
+  "roles",
+]);
+
 /**
  * Applies an owner's PATCH: the profile, one new version, the timeline, and the review workflow's
- * answer to it. `ifMatch` is the version the caller last saw, when it sent `If-Match`.
+ * answer to it. `ifMatch` is the version the caller last saw, when it sent `If-Match`. The common
+ * path runs in raw statements (provider.sql.ts); a PATCH that moves a review uses the review writes.
  */
 export async function patchProvider<R>(
   db: Db,
-  input: { providerCode: string; patch: Patch; actor: string; ifMatch: number | "*" | null | undefined },
+  input: {
+    dialect: Dialect;
+    providerCode: string;
+    patch: Patch;
+    actor: string;
+    ifMatch: number | "*" | null | undefined;
+  },
   /** Reads what the caller answers, inside the transaction: the profile as this PATCH left it. */
   readBack: (tx: Prisma.TransactionClient) => Promise<R>,
 ): Promise<{ version: number; written: R }> {
+  const { dialect } = input;
   // What the feed announces once the transaction has committed (src/feed).
   const notes: FeedNote[] = [];
-  const written = await db.$transaction(async (tx) => {
-    // Claim the next version first: the UPDATE takes the row's lock, so concurrent PATCHes of one
-    // provider queue here (on PostgreSQL each replica's, under READ COMMITTED) and each reads the
-    // profile as the one before it left it. A PATCH without If-Match is never refused for a race,
-    // and versions stay 1..n with neither gap nor duplicate.
-    const claimed = await tx.provider.updateMany({
-      where: { providerCode: input.providerCode },
-      data: { version: { increment: 1 } },
-    });
-    if (claimed.count !== 1) throw notFound();
-    const row = await tx.provider.findUniqueOrThrow({ where: { providerCode: input.providerCode } });
+  const written = await transaction(db, async (tx) => {
+    const now = new Date();
+    const row = await claimVersion(tx, { providerCode: input.providerCode, ifMatch: input.ifMatch, now });
     const version = row.version;
-    const current = version - 1;
-    if (input.ifMatch !== undefined && input.ifMatch !== "*" && input.ifMatch !== current) {
-      throw apiError("PRECONDITION_FAILED", `If-Match does not match the current version ${current}`);
-    }
     const before = profileOf(row);
     const after: Profile = { ...before, ...input.patch };
     const changed = changedFields(before, after);
 
-    await tx.provider.updateMany({
-      where: { id: row.id },
-      data: columnsOf(input.patch) as Prisma.ProviderUpdateManyMutationInput,
-    });
+    await setColumns(tx, dialect, row.id, input.patch, JSON_FIELDS);
     if (changed.includes("labels")) {
-      await tx.providerLabel.deleteMany({ where: { providerId: row.id } });
-      await tx.providerLabel.createMany({ data: after.labels.map((label) => ({ providerId: row.id, label })) });
+      await queryRows(tx, Prisma.sql`DELETE FROM "provider_labels" WHERE "providerId" = ${row.id}`);
+      if (after.labels.length > 0) {
+        const labels = after.labels.map((label) => Prisma.sql`(${row.id}, ${label})`);
+        await queryRows(
+          tx,
+          Prisma.sql`INSERT INTO "provider_labels" ("providerId", "label") VALUES ${Prisma.join(labels)}`,
+        );
+      }
     }
-    await tx.providerVersion.create({
-      data: {
-        providerId: row.id,
-        version,
-        actor: input.actor,
-        changedFields: changed,
-        // The lifecycle (a PATCH never changes it) stays in the snapshot while it is not ACTIVE.
-        snapshot: { ...snapshotOf(after), ...lifecycleSnapshot(lifecycleOf(row)) } as object,
-      },
-    });
-    await tx.reviewEvent.create({
-      data: {
-        providerId: row.id,
+    await appendVersion(tx, dialect, {
+      providerId: row.id,
+      version,
+      actor: input.actor,
+      changedFields: changed,
+      // The lifecycle (a PATCH never changes it) stays in the snapshot while it is not ACTIVE.
+      snapshot: { ...snapshotOf(after), ...lifecycleSnapshot(lifecycleOf(row)) },
+      event: {
         kind: "PROFILE_UPDATED",
-        actor: input.actor,
         note: changed.length ? `version ${version}: ${changed.join(", ")}` : `version ${version}: no change`,
       },
+      now,
     });
 
-    const activeReview = await tx.review.findFirst({
-      where: { providerId: row.id, status: { in: [...ACTIVE_STATUSES] } },
-      select: { id: true, reviewCode: true, kind: true, status: true },
-    });
+    const [active] = await queryRows(
+      tx,
+      Prisma.sql`SELECT "id", "reviewCode", "kind", "status" FROM "reviews"
+        WHERE "providerId" = ${row.id} AND "status" IN (${Prisma.join([...ACTIVE_STATUSES])}) LIMIT 1`,
+    );
     const effect = effectOfOwnerPatch({
       reviewStage: row.reviewStage,
-      activeReview: activeReview && {
-        id: activeReview.id,
-        code: activeReview.reviewCode,
-        kind: activeReview.kind as ReviewKind,
-        status: activeReview.status as ReviewStatus,
-      },
+      activeReview: active
+        ? {
+            id: Number(active.id),
+            code: active.reviewCode as string,
+            kind: active.kind as ReviewKind,
+            status: active.status as ReviewStatus,
+          }
+        : null,
       changedReviewedFields: changed.some((f) => REVIEWED_FIELDS.includes(f)),
     });
     notes.push({ kind: "PROVIDER_UPDATED", providerId: row.id });

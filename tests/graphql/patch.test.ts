@@ -1,6 +1,8 @@
 /** Mutation.updateProvider: the same rules as PATCH /api/v1/providers/{providerCode}. */
 import { afterEach, describe, expect, jest, test } from "@jest/globals";
-import { approve, db, errorPaths, gql, gqlCodes, intake, reviewerToken, versionCount } from "../helpers.ts";
+import { createApp } from "../../src/yoga.ts";
+import { approve, config, db, errorPaths, gql, gqlCodes, intake, reviewerToken, versionCount } from "../helpers.ts";
+import { openCountingDb } from "../perf/counting.db.ts";
 
 const UPDATE = `
   mutation U($code: String!, $name: String, $summary: String, $description: String, $labels: [String!],
@@ -143,15 +145,25 @@ describe("Mutation.updateProvider refusals write nothing", () => {
     const created = await intake();
     const chars = created.accessToken.split("");
     chars[10] = chars[10] === "a" ? "b" : "a";
-    const lookup = jest.spyOn(db.accessToken, "findUnique");
-    const answer = await gql(UPDATE, { code: created.providerCode, summary: "x" }, { token: chars.join("") });
-    expect(answer.status).toBe(401);
-    expect(gqlCodes(answer)).toEqual(["UNAUTHENTICATED"]);
-    expect(lookup).not.toHaveBeenCalled();
-    // The same spy does see the look-up for the genuine token.
-    const genuine = await gql(UPDATE, { code: created.providerCode, summary: "y" }, { token: created.accessToken });
-    expect(genuine.body.errors).toBeUndefined();
-    expect(lookup).toHaveBeenCalled();
-    expect(await versionCount(created.providerCode)).toBe(2);
+    // An app on a client that records every statement it sends (tests/perf/counting.db.ts).
+    const counting = await openCountingDb(config.databaseUrl);
+    try {
+      const app = createApp({ ...config, responseCache: false }, counting.db);
+      const answer = await gql(UPDATE, { code: created.providerCode, summary: "x" }, { app, token: chars.join("") });
+      expect(answer.status).toBe(401);
+      expect(gqlCodes(answer)).toEqual(["UNAUTHENTICATED"]);
+      expect(counting.statements).toEqual([]);
+      // The same client does see the look-up for the genuine token.
+      const genuine = await gql(
+        UPDATE,
+        { code: created.providerCode, summary: "y" },
+        { app, token: created.accessToken },
+      );
+      expect(genuine.body.errors).toBeUndefined();
+      expect(counting.statements.some((sql) => sql.includes("access_tokens"))).toBe(true);
+      expect(await versionCount(created.providerCode)).toBe(2);
+    } finally {
+      await counting.db.$disconnect();
+    }
   });
 });
