@@ -5,6 +5,7 @@
  */
 import { actorOf } from "../auth/viewer.plugin.ts";
 import { builder, type Context } from "../builder.ts";
+import { dialectOf } from "../db.ts";
 import { changeLifecycle, MAX_LIFECYCLE_MESSAGE } from "./provider.lifecycle.ts";
 import type { PredecessorRow } from "./provider.read.ts";
 import { LifecycleEnum, ownerScope, ProviderRef, ProviderSummaryRef } from "./provider.schema.ts";
@@ -87,6 +88,7 @@ builder.mutationField("setProviderLifecycle", (t) =>
       const { version, written } = await changeLifecycle(
         ctx.db,
         {
+          dialect: dialectOf(ctx.config.databaseUrl),
           providerCode: args.providerCode,
           request: { state: args.state, message: args.message, successorCode: args.successorCode },
           actor: actorOf(ctx.viewer),

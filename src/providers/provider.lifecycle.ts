@@ -15,11 +15,12 @@
  * token cannot un-retire an agent; a reviewer can undo it (a retirement by a leaked token, a
  * mistake). A change to the state it is already in, with the same message and successor, is a 409.
  */
-import type { Db } from "../db.ts";
-import { apiError, badInput, conflict, type FieldError, notFound } from "../errors.ts";
+import { type Db, type Dialect, transaction } from "../db.ts";
+import { badInput, conflict, type FieldError } from "../errors.ts";
 import { noteFeed } from "../feed/feed.outbox.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { PROVIDER_CODE_PATTERN, type Profile, snapshotOf } from "./provider.rules.ts";
+import { appendVersion, claimVersion, setColumns } from "./provider.sql.ts";
 
 export const LIFECYCLES = ["ACTIVE", "DEPRECATED", "RETIRED"] as const;
 export type Lifecycle = (typeof LIFECYCLES)[number];
@@ -172,6 +173,7 @@ function noteOf(state: LifecycleState): string | null {
 export async function changeLifecycle<R>(
   db: Db,
   input: {
+    dialect: Dialect;
     providerCode: string;
     /** The change, or (a PATCH) how to make it from the current state. */
     request: LifecycleRequest | ((current: LifecycleState) => LifecycleRequest);
@@ -189,18 +191,11 @@ export async function changeLifecycle<R>(
   // A request given outright is checked before anything is written; one made from the current
   // state, once that is read.
   const ready = typeof request === "function" ? null : validateLifecycle(request, input.providerCode, paths);
-  const written = await db.$transaction(async (tx) => {
+  const written = await transaction(db, async (tx) => {
     // Claim the next version first, as a PATCH does: concurrent writes of one provider queue here.
-    const claimed = await tx.provider.updateMany({
-      where: { providerCode: input.providerCode },
-      data: { version: { increment: 1 } },
-    });
-    if (claimed.count !== 1) throw notFound(`No provider "${input.providerCode}"`);
-    const row = await tx.provider.findUniqueOrThrow({ where: { providerCode: input.providerCode } });
+    const now = new Date();
+    const row = await claimVersion(tx, { providerCode: input.providerCode, ifMatch: input.ifMatch, now });
     const version = row.version;
-    if (input.ifMatch !== undefined && input.ifMatch !== "*" && input.ifMatch !== version - 1) {
-      throw apiError("PRECONDITION_FAILED", `If-Match does not match the current version ${version - 1}`);
-    }
     const current = lifecycleOf(row);
     const next =
       ready ??
@@ -226,21 +221,16 @@ export async function changeLifecycle<R>(
       }
     }
 
-    await tx.provider.updateMany({
-      where: { id: row.id },
-      data: { lifecycle: next.lifecycle, lifecycleMessage: next.lifecycleMessage, successorCode: next.successorCode },
-    });
-    await tx.providerVersion.create({
-      data: {
-        providerId: row.id,
-        version,
-        actor: input.actor,
-        changedFields: changedLifecycleFields(current, next),
-        snapshot: { ...snapshotOf(row as unknown as Profile), ...lifecycleSnapshot(next) } as object,
-      },
-    });
-    await tx.reviewEvent.create({
-      data: { providerId: row.id, kind: outcome.event, actor: input.actor, note: noteOf(next) },
+    const { lifecycle, lifecycleMessage, successorCode } = next;
+    await setColumns(tx, input.dialect, row.id, { lifecycle, lifecycleMessage, successorCode });
+    await appendVersion(tx, input.dialect, {
+      providerId: row.id,
+      version,
+      actor: input.actor,
+      changedFields: changedLifecycleFields(current, next),
+      snapshot: { ...snapshotOf(row as unknown as Profile), ...lifecycleSnapshot(next) },
+      event: { kind: outcome.event, note: noteOf(next) },
+      now,
     });
     return { providerId: row.id, version, written: await readBack(tx) };
   });

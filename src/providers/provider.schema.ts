@@ -537,6 +537,7 @@ builder.mutationFields((t) => ({
         answer = await changeLifecycle(
           ctx.db,
           {
+            dialect,
             providerCode,
             request: (current) => requestOfPatch(current, Object.fromEntries(asked) as Partial<LifecycleState>),
             paths: PATCH_PATHS,

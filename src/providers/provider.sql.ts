@@ -45,13 +45,13 @@ export async function claimVersion(
   return row;
 }
 
-/** Sets columns of the provider row; Json columns named in `json`. */
+/** Sets columns of the provider row (`undefined` ones are left alone); Json columns named in `json`. */
 export async function setColumns(
   tx: Tx,
   dialect: Dialect,
   providerId: number,
   columns: Record<string, unknown>,
-  json: ReadonlySet<string>,
+  json: ReadonlySet<string> = new Set(),
 ): Promise<void> {
   const sets = Object.entries(columns)
     .filter(([, value]) => value !== undefined)
