@@ -22,8 +22,9 @@ import { createRedisEventTarget } from "@graphql-yoga/redis-event-target";
 import { getOperationAST } from "graphql";
 import { createPubSub, type Plugin, Repeater } from "graphql-yoga";
 import { Redis } from "ioredis";
-import type { Db } from "../db.ts";
-import { SUMMARY_SELECT } from "../providers/provider.read.ts";
+import { type Db, queryRows } from "../db.ts";
+import { Prisma } from "../generated/prisma/client.ts";
+import { columnsSql, SUMMARY_COLUMNS, summaryRow } from "../providers/provider.read.ts";
 import { type FeedKind, type FeedNote, withOutbox } from "./feed.outbox.ts";
 
 /** The provider as an event carries it: its list form plus what decides who may see the event. */
@@ -196,7 +197,9 @@ export function createFeed(options: {
 
   return {
     async announce(db, notes) {
-      if (notes.length === 0) return;
+      // Without Redis an event reaches this process's subscribers only: with none, nobody would
+      // see it, so nothing is read (a later subscriber's `seq` still increases).
+      if (notes.length === 0 || (!publisher && stops.size === 0)) return;
       try {
         await announceNotes(db, notes);
       } catch (error) {
@@ -256,10 +259,10 @@ export function createFeed(options: {
     const providerIds = [...new Set(notes.map((n) => n.providerId))];
     const reviewIds = [...new Set(notes.flatMap((n) => (n.reviewId === undefined ? [] : [n.reviewId])))];
     const [providers, reviews] = await Promise.all([
-      db.provider.findMany({
-        where: { id: { in: providerIds } },
-        select: { ...SUMMARY_SELECT, version: true },
-      }),
+      queryRows(
+        db,
+        Prisma.sql`SELECT ${columnsSql(SUMMARY_COLUMNS)}, p."version" FROM "providers" AS p WHERE p."id" IN (${Prisma.join(providerIds)})`,
+      ).then((rows) => rows.map((raw) => ({ ...summaryRow(raw), version: Number(raw.version) }))),
       reviewIds.length
         ? db.review.findMany({
             where: { id: { in: reviewIds } },

@@ -150,3 +150,15 @@ describe("one round trip per read", () => {
     expect(counting.statements.length).toBeGreaterThan(2);
   });
 });
+
+describe("a write's statements", () => {
+  test("with nobody subscribed to the feed (no Redis), a PATCH reads nothing after its commit", async () => {
+    // An app of its own, without Redis, whose feed has no subscriber.
+    const alone = createApp({ ...config, responseCache: false, redisUrl: undefined }, counting.db);
+    const statements = await roundTrips(() =>
+      call("PATCH", `/api/v1/providers/${code}`, { app: alone, token, body: { summary: "Nobody is listening" } }),
+    );
+    expect(statements).toContain("COMMIT");
+    expect(statements.at(-1)).toBe("COMMIT");
+  });
+});
