@@ -113,14 +113,27 @@ export interface NodeEdge {
 /** The largest GraphQL POST body read before Yoga to look it up (larger ones take the Yoga path). */
 const MAX_NODE_BODY = 16 * 1024;
 
-/** A request's body, read to its end. */
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.once("end", () => resolve(Buffer.concat(chunks)));
-    req.once("error", () => resolve(Buffer.concat(chunks)));
+/**
+ * Calls `then` with a request's body as soon as its declared `length` has arrived — for a small
+ * body, while node:http is still parsing the packet that brought it, so that a hit is answered in
+ * the same turn, as a GET is — or with what came before the body ended or failed short.
+ */
+function readBody(req: IncomingMessage, length: number, then: (body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let called = false;
+  const done = () => {
+    if (called) return;
+    called = true;
+    then(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+  };
+  req.on("data", (chunk: Buffer) => {
+    chunks.push(chunk);
+    received += chunk.byteLength;
+    if (received >= length) done();
   });
+  req.once("end", done);
+  req.once("error", done);
 }
 
 /** Whether a path (without the query) may hold a cacheable answer. */
@@ -267,8 +280,9 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       let body: string | undefined;
       if (request.method === "POST") {
         if (url.pathname !== "/graphql") return;
-        // The HTTP edge has read and capped the body already (http.plugin.ts).
-        body = await request.clone().text();
+        // The HTTP edge has read and capped the body already (http.plugin.ts). Keyed by its bytes,
+        // as the node path keys it.
+        body = Buffer.from(await request.clone().arrayBuffer()).toString("latin1");
       } else if (request.method !== "GET") return;
       state.key = keyOf(
         request.method,
@@ -387,12 +401,16 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
         // declared length); on a miss Yoga gets it as the request's body (whatwg-node takes a
         // `req.body` that is already read).
         if (path !== "/graphql" || chunked || !(length > 0 && length <= MAX_NODE_BODY)) return false;
-        return readBody(req).then((body) => {
-          (req as IncomingMessage & { body?: Buffer }).body = body;
-          if (body.byteLength !== length) return false;
-          const since = current();
-          const key = keyFor(body.toString("utf8"));
-          return since instanceof Promise ? since.then((g) => answer(lookup(key, g))) : answer(lookup(key, since));
+        return new Promise<boolean>((resolve) => {
+          readBody(req, length, (body) => {
+            (req as IncomingMessage & { body?: Buffer }).body = body;
+            if (body.byteLength !== length) return resolve(false);
+            const since = current();
+            // Latin-1 maps each byte to one character: as exact a key as the bytes, and no UTF-8 decoding.
+            const key = keyFor(body.toString("latin1"));
+            if (since instanceof Promise) since.then((g) => resolve(answer(lookup(key, g))));
+            else resolve(answer(lookup(key, since)));
+          });
         });
       }
       if (req.method !== "GET" || chunked || length > 0) return false;
