@@ -106,6 +106,29 @@ describe("events of committed writes", () => {
     });
   });
 
+  test("concurrent writes are each announced once, also those that finish while others still run", async () => {
+    const rv = await reviewerToken();
+    const agents = await Promise.all(Array.from({ length: 8 }, () => intake()));
+    const stream = await subscribe({}, rv);
+    // Uneven bodies, so that the writes overlap and finish in no set order.
+    const answers = await Promise.all(
+      agents.map((agent, i) =>
+        call("PATCH", `/api/v1/providers/${agent.providerCode}`, {
+          app,
+          token: agent.accessToken,
+          body: { summary: `concurrent ${i}`, description: "x".repeat(1 + i * 500) },
+        }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual(agents.map(() => 200));
+    const ours = new Set(agents.map((a) => a.providerCode));
+    const seen = (await stream.drain(400))
+      .map((m) => m.data.feed as { kind: string; providerCode: string })
+      .filter((e) => ours.has(e.providerCode))
+      .map((e) => `${e.kind} ${e.providerCode}`);
+    expect(seen.sort()).toEqual(agents.map((a) => `PROVIDER_UPDATED ${a.providerCode}`).sort());
+  });
+
   test("a refused or rolled-back write announces nothing", async () => {
     const p = await intake();
     const rv = await reviewerToken();
