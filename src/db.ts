@@ -1,10 +1,10 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
-import type { SqlDriverAdapterFactory, SqlQueryable } from "@prisma/driver-adapter-utils";
+import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQueryable } from "@prisma/driver-adapter-utils";
 import { cachedStatements } from "./cache/statement.cache.ts";
 import { isolatedSqlite, walSync } from "./db.sqlite.ts";
-import { type Prisma, PrismaClient } from "./generated/prisma/client.ts";
+import { Prisma, PrismaClient } from "./generated/prisma/client.ts";
 
 /**
  * The database client. Both dialects' clients are generated from the one model, so they have the
@@ -27,6 +27,13 @@ export function sqlitePath(url: string): string {
   return path === ":memory:" ? path : resolve(path);
 }
 
+/** `"column" = value, …` for the columns given (`undefined` ones left out); names come from code, never input. */
+export function assignments(columns: Record<string, unknown>): Prisma.Sql[] {
+  return Object.entries(columns)
+    .filter(([, value]) => value !== undefined)
+    .map(([column, value]) => Prisma.sql`${Prisma.raw(`"${column}"`)} = ${value}`);
+}
+
 /**
  * Opens the PrismaClient for the configured database. SQLite is the embedded default: its folder is
  * created on first start, with a busy timeout so a writer waits rather than fails. PostgreSQL goes
@@ -39,8 +46,12 @@ export function sqlitePath(url: string): string {
  */
 const TRANSACTIONS = { maxWait: 10_000, timeout: 15_000 };
 
-/** What a raw read needs of a driver adapter connection (and, isolated, its open transaction). */
-type RawQueryable = Pick<SqlQueryable, "queryRaw"> & { openTransaction?: () => RawQueryable | undefined };
+/**
+ * What a raw statement needs of a driver adapter connection; the connection may start a transaction,
+ * and (isolated, db.sqlite.ts) answer the one it holds open.
+ */
+type RawQueryable = Pick<SqlQueryable, "queryRaw"> &
+  Partial<Pick<SqlDriverAdapter, "startTransaction">> & { openTransaction?: () => RawQueryable | undefined };
 
 /** The connections that `queryRows` may read through directly, by the client that opened them. */
 const directReads = new WeakMap<object, () => RawQueryable | undefined>();
@@ -88,20 +99,54 @@ export function transaction<T>(db: Db, work: (tx: Prisma.TransactionClient) => P
   });
 }
 
+/** A transaction of `rawTransaction`: only `queryRows` runs in it (no Prisma model calls). */
+export type RawTx = { readonly rawTransaction: true };
+
+/** Whatever `queryRows` runs on: the client, an interactive transaction, a raw transaction. */
+export type Queryable = Db | Prisma.TransactionClient | RawTx;
+
+const NO_ARGS = { args: [], argTypes: [] };
+
+/**
+ * A transaction whose statements are all raw (`queryRows`). On SQLite it is started on the client's
+ * own connection, which takes its turn (db.sqlite.ts) and answers once the commit is synced, without
+ * Prisma's interactive-transaction machinery: ~200 us of CPU for an empty one, a tenth of a PATCH
+ * (issue #7). Elsewhere (PostgreSQL) it is `db.$transaction`.
+ */
+export async function rawTransaction<T>(db: Db, work: (tx: RawTx) => Promise<T>): Promise<T> {
+  const connection = directReads.get(db)?.();
+  if (!connection?.startTransaction) return db.$transaction((tx) => work(tx as unknown as RawTx));
+  const open = await connection.startTransaction();
+  const tx: RawTx = { rawTransaction: true };
+  directTransactions.set(tx, () => open);
+  try {
+    const result = await work(tx);
+    await open.executeRaw({ sql: "COMMIT", ...NO_ARGS });
+    await open.commit();
+    return result;
+  } catch (error) {
+    try {
+      await open.executeRaw({ sql: "ROLLBACK", ...NO_ARGS });
+    } finally {
+      await open.rollback();
+    }
+    throw error;
+  } finally {
+    directTransactions.delete(tx);
+  }
+}
+
 /**
  * Rows of one raw statement, each an object by column name. On SQLite straight through the driver
  * adapter's connection: Prisma's client spends ~0.2 ms per wide row turning a raw result into
  * typed objects that the readers (provider.read.ts) convert again anyway — a fifth of an uncached
- * profile read (issue #7); in a transaction of `transaction`, straight through the open transaction.
- * Otherwise (other transactions, PostgreSQL) through `$queryRaw`. Values come as the driver gives
- * them: readers convert with asDate/asJson.
+ * profile read (issue #7); in a transaction of `transaction` or `rawTransaction`, straight through
+ * the open transaction. Otherwise (other transactions, PostgreSQL) through `$queryRaw`. Values come
+ * as the driver gives them: readers convert with asDate/asJson.
  */
-export async function queryRows(
-  db: Db | Prisma.TransactionClient,
-  sql: Prisma.Sql,
-): Promise<Record<string, unknown>[]> {
+export async function queryRows(db: Queryable, sql: Prisma.Sql): Promise<Record<string, unknown>[]> {
   const connection = (directReads.get(db) ?? directTransactions.get(db))?.();
-  if (!connection) return db.$queryRaw<Record<string, unknown>[]>(sql);
+  if (!connection) return (db as Db).$queryRaw<Record<string, unknown>[]>(sql);
   const { columnNames, rows } = await connection.queryRaw({
     sql: sql.sql,
     args: sql.values,

@@ -5,7 +5,7 @@
  * turned into exactly the rows Prisma would have answered, so the Pothos types resolve them as
  * they would Prisma's.
  */
-import { type Db, type Dialect, queryRows } from "../db.ts";
+import { type Dialect, type Queryable, queryRows } from "../db.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 
 /** A DateTime as the drivers answer it: a Date, an ISO string (SQLite, JSON) or epoch ms. */
@@ -223,7 +223,7 @@ function detailSelect(dialect: Dialect, relations: { tokens: boolean; events: bo
  * Relations not asked for come back as empty lists.
  */
 export async function readProvider(
-  db: Db | Prisma.TransactionClient,
+  db: Queryable,
   dialect: Dialect,
   providerCode: string,
   relations: { tokens: boolean; events: boolean },

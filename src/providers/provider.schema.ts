@@ -3,7 +3,7 @@
  * REST routes for the same operations are generated from these by SOFA (src/rest/).
  */
 import { builder, type Context } from "../builder.ts";
-import { dialectOf } from "../db.ts";
+import { dialectOf, type Queryable } from "../db.ts";
 import { badInput, notFound } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { idempotencyOf, REPLAY_NOTICE } from "../idempotency/idempotency.plugin.ts";
@@ -520,7 +520,7 @@ builder.mutationFields((t) => ({
       // (provider.read.ts): after the commit it could already hold a concurrent later PATCH,
       // unlike the ETag. The caller is its owner.
       const dialect = dialectOf(ctx.config.databaseUrl);
-      const readBack = (tx: Prisma.TransactionClient) =>
+      const readBack = (tx: Queryable) =>
         readProvider(tx, dialect, providerCode, {
           tokens: queriesRelation(query, "tokens"),
           events: queriesRelation(query, "events"),

@@ -1,15 +1,16 @@
 /**
  * The statements every versioned provider write runs (a PATCH, a lifecycle change), as raw SQL that
- * both dialects understand. Through `queryRows` inside `transaction` (src/db.ts) they run straight on
+ * both dialects understand. Through `queryRows` in a transaction (src/db.ts) they run straight on
  * SQLite's open transaction: each ORM call cost 120-320 us of client-side work around ~30 us of SQL,
  * most of a PATCH's CPU (issue #7). On PostgreSQL they go through `$queryRaw`.
  */
-import { type Dialect, queryRows } from "../db.ts";
+import { assignments, type Dialect, type Queryable, queryRows } from "../db.ts";
 import { apiError, notFound } from "../errors.ts";
 import { Prisma } from "../generated/prisma/client.ts";
+import { insertEvents } from "../reviews/review.write.ts";
 import { PROVIDER_COLUMNS, type ProviderRow, providerRow } from "./provider.read.ts";
 
-type Tx = Prisma.TransactionClient;
+type Tx = Queryable;
 
 /** A value for a Json column: its JSON text (SQLite keeps it as text; PostgreSQL casts it to jsonb). */
 export function jsonArg(dialect: Dialect, value: unknown): Prisma.Sql {
@@ -53,14 +54,14 @@ export async function setColumns(
   columns: Record<string, unknown>,
   json: ReadonlySet<string> = new Set(),
 ): Promise<void> {
-  const sets = Object.entries(columns)
-    .filter(([, value]) => value !== undefined)
-    .map(([column, value]) => {
-      if (!PROVIDER_COLUMNS.includes(column as (typeof PROVIDER_COLUMNS)[number])) {
-        throw new Error(`Not a provider column: ${column}`);
-      }
-      return Prisma.sql`${Prisma.raw(`"${column}"`)} = ${json.has(column) ? jsonArg(dialect, value) : value}`;
-    });
+  const values: Record<string, unknown> = {};
+  for (const [column, value] of Object.entries(columns)) {
+    if (!PROVIDER_COLUMNS.includes(column as (typeof PROVIDER_COLUMNS)[number])) {
+      throw new Error(`Not a provider column: ${column}`);
+    }
+    if (value !== undefined) values[column] = json.has(column) ? jsonArg(dialect, value) : value;
+  }
+  const sets = assignments(values);
   if (sets.length === 0) return;
   await queryRows(tx, Prisma.sql`UPDATE "providers" SET ${Prisma.join(sets)} WHERE "id" = ${providerId}`);
 }
@@ -85,9 +86,5 @@ export async function appendVersion(
     Prisma.sql`INSERT INTO "provider_versions" ("providerId", "version", "createdAt", "actor", "changedFields", "snapshot")
       VALUES (${providerId}, ${version}, ${now}, ${actor}, ${jsonArg(dialect, input.changedFields)}, ${jsonArg(dialect, input.snapshot)})`,
   );
-  await queryRows(
-    tx,
-    Prisma.sql`INSERT INTO "review_events" ("providerId", "at", "kind", "actor", "note")
-      VALUES (${providerId}, ${now}, ${input.event.kind}, ${actor}, ${input.event.note})`,
-  );
+  await insertEvents(tx, providerId, [{ reviewId: null, ...input.event, actor, at: now }]);
 }

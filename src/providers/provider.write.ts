@@ -3,18 +3,20 @@
  * only the database (tokens are minted and hashed before it opens), so a failure leaves nothing.
  */
 import { mintToken } from "../auth/agent.token.ts";
-import { type Db, type Dialect, queryRows, transaction } from "../db.ts";
+import { type Db, type Dialect, queryRows, type RawTx, rawTransaction } from "../db.ts";
 import { conflict } from "../errors.ts";
 import { type FeedNote, noteFeed, notesOfMove } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import {
   ACTIVE_STATUSES,
+  DEFAULT_PRIORITY,
   effectOfOwnerPatch,
   newReviewCode,
+  priorityRank,
   type ReviewKind,
   type ReviewStatus,
 } from "../reviews/review.rules.ts";
-import { applyMove } from "../reviews/review.write.ts";
+import { applyMove, insertEvents } from "../reviews/review.write.ts";
 import { lifecycleOf, lifecycleSnapshot } from "./provider.lifecycle.ts";
 import {
   changedFields,
@@ -176,12 +178,12 @@ export async function patchProvider<R>(
     ifMatch: number | "*" | null | undefined;
   },
   /** Reads what the caller answers, inside the transaction: the profile as this PATCH left it. */
-  readBack: (tx: Prisma.TransactionClient) => Promise<R>,
+  readBack: (tx: RawTx) => Promise<R>,
 ): Promise<{ version: number; written: R }> {
   const { dialect } = input;
   // What the feed announces once the transaction has committed (src/feed).
   const notes: FeedNote[] = [];
-  const written = await transaction(db, async (tx) => {
+  const written = await rawTransaction(db, async (tx) => {
     const now = new Date();
     const row = await claimVersion(tx, { providerCode: input.providerCode, ifMatch: input.ifMatch, now });
     const version = row.version;
@@ -241,20 +243,18 @@ export async function patchProvider<R>(
         input.actor,
       );
     } else if (effect.kind === "openUpdateReview") {
-      const review = await tx.review.create({
-        data: { reviewCode: newReviewCode(), providerId: row.id, kind: "UPDATE" },
-        select: { id: true },
-      });
-      await tx.reviewEvent.create({
-        data: {
-          providerId: row.id,
-          reviewId: review.id,
-          kind: "UPDATE_SUBMITTED",
-          actor: input.actor,
-          note: `changed ${changed.filter((f) => REVIEWED_FIELDS.includes(f)).join(", ")}`,
-        },
-      });
-      notes.push({ kind: "REVIEW_OPENED", providerId: row.id, reviewId: review.id });
+      const [review] = await queryRows(
+        tx,
+        Prisma.sql`INSERT INTO "reviews" ("reviewCode", "providerId", "kind", "status", "priority", "priorityRank", "createdAt", "updatedAt")
+          VALUES (${newReviewCode()}, ${row.id}, 'UPDATE', 'OPEN', ${DEFAULT_PRIORITY}, ${priorityRank(DEFAULT_PRIORITY)}, ${now}, ${now})
+          RETURNING "id"`,
+      );
+      const reviewId = Number(review?.id);
+      const reviewed = changed.filter((f) => REVIEWED_FIELDS.includes(f));
+      await insertEvents(tx, row.id, [
+        { reviewId, kind: "UPDATE_SUBMITTED", actor: input.actor, note: `changed ${reviewed.join(", ")}`, at: now },
+      ]);
+      notes.push({ kind: "REVIEW_OPENED", providerId: row.id, reviewId });
     }
     return { version, written: await readBack(tx) };
   });

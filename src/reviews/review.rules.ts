@@ -38,6 +38,9 @@ export const TIMELINE_KINDS = [
 export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
 export type Priority = (typeof PRIORITIES)[number];
 
+/** A new review's priority (the schema's default too). */
+export const DEFAULT_PRIORITY: Priority = "NORMAL";
+
 export function priorityRank(priority: Priority): number {
   return PRIORITIES.indexOf(priority);
 }

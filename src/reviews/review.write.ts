@@ -4,10 +4,10 @@
  * on suspension) and the timeline event together in one transaction. A refused move is a 409 that
  * names the current state; a review that changed meanwhile is a 409 too, never a silent overwrite.
  */
-import type { Db } from "../db.ts";
+import { assignments, type Db, type Queryable, queryRows } from "../db.ts";
 import { badInput, conflict, notFound } from "../errors.ts";
 import { type FeedNote, noteFeed, notesOfMove } from "../feed/feed.outbox.ts";
-import type { Prisma } from "../generated/prisma/client.ts";
+import { Prisma } from "../generated/prisma/client.ts";
 import {
   ACTIVE_STATUSES,
   assign,
@@ -28,72 +28,89 @@ import {
 
 type Tx = Prisma.TransactionClient;
 
-/** Writes a move of the workflow: the review (if any), the provider, tokens and the timeline. */
+/** The review columns a move may also set. */
+type ReviewColumns = Partial<{ assignedTo: string; priority: Priority; priorityRank: number }>;
+
+/**
+ * Writes a move of the workflow: the review (if any), the provider, tokens and the timeline — in raw
+ * statements (`queryRows`), so that it runs in any transaction, a PATCH's raw one included.
+ */
 export async function applyMove(
-  tx: Tx,
+  tx: Queryable,
   target: { providerId: number; stage: string; review?: { id: number; status: ReviewStatus } },
   move: Move,
   actor: string,
-  options: {
-    note?: string | null;
-    review?: Prisma.ReviewUpdateManyMutationInput;
-    provider?: Prisma.ProviderUpdateManyMutationInput;
-  } = {},
+  options: { note?: string | null; review?: ReviewColumns; provider?: Partial<{ trustTier: string }> } = {},
 ): Promise<void> {
   const now = new Date();
   const { review } = target;
   if (review && (move.status || options.review)) {
-    const written = await tx.review.updateMany({
-      where: { id: review.id, status: review.status },
-      data: {
-        ...(move.status ? { status: move.status, ...(isActive(move.status) ? {} : { decidedAt: now }) } : {}),
-        ...options.review,
-      },
+    const sets = assignments({
+      ...(move.status ? { status: move.status, ...(isActive(move.status) ? {} : { decidedAt: now }) } : {}),
+      ...options.review,
+      updatedAt: now,
     });
-    if (written.count !== 1) throw conflict("The review changed while this was applied; read it and retry");
+    const written = await queryRows(
+      tx,
+      Prisma.sql`UPDATE "reviews" SET ${Prisma.join(sets)} WHERE "id" = ${review.id} AND "status" = ${review.status} RETURNING "id"`,
+    );
+    if (written.length !== 1) throw conflict("The review changed while this was applied; read it and retry");
   }
   if (move.stage || options.provider) {
     // Only from the stage the move was decided on: a concurrent move makes this one a 409.
-    const written = await tx.provider.updateMany({
-      where: { id: target.providerId, reviewStage: target.stage },
-      data: { ...(move.stage ? { reviewStage: move.stage } : {}), ...options.provider },
+    const sets = assignments({
+      ...(move.stage ? { reviewStage: move.stage } : {}),
+      ...options.provider,
+      updatedAt: now,
     });
-    if (written.count !== 1) throw conflict("The provider changed while this was applied; read it and retry");
+    const written = await queryRows(
+      tx,
+      Prisma.sql`UPDATE "providers" SET ${Prisma.join(sets)} WHERE "id" = ${target.providerId} AND "reviewStage" = ${target.stage} RETURNING "id"`,
+    );
+    if (written.length !== 1) throw conflict("The provider changed while this was applied; read it and retry");
   }
-  const events: Prisma.ReviewEventCreateManyInput[] = [
-    {
-      providerId: target.providerId,
-      reviewId: review?.id ?? null,
-      kind: move.event,
-      actor,
-      note: options.note ?? null,
-    },
-    ...(move.also ? [{ providerId: target.providerId, reviewId: review?.id ?? null, kind: move.also, actor }] : []),
+  const reviewId = review?.id ?? null;
+  const events: NewEvent[] = [
+    { reviewId, kind: move.event, actor, note: options.note ?? null, at: now },
+    ...(move.also ? [{ reviewId, kind: move.also, actor, note: null, at: now }] : []),
   ];
   if (move.revokeTokens) {
-    const revoked = await tx.accessToken.updateMany({
-      where: { providerId: target.providerId, revokedAt: null },
-      data: { revokedAt: now },
-    });
+    const revoked = await queryRows(
+      tx,
+      Prisma.sql`UPDATE "access_tokens" SET "revokedAt" = ${now} WHERE "providerId" = ${target.providerId} AND "revokedAt" IS NULL RETURNING "id"`,
+    );
     // Whatever review was still open is moot once the provider is suspended.
-    await tx.review.updateMany({
-      where: {
-        providerId: target.providerId,
-        status: { in: [...ACTIVE_STATUSES] },
-        ...(review ? { id: { not: review.id } } : {}),
-      },
-      data: { status: "WITHDRAWN", decidedAt: now },
-    });
-    if (revoked.count > 0) {
-      events.push({
-        providerId: target.providerId,
-        kind: "TOKEN_REVOKED",
-        actor,
-        note: `all ${revoked.count} active token(s), on suspension`,
-      });
+    await queryRows(
+      tx,
+      Prisma.sql`UPDATE "reviews" SET "status" = 'WITHDRAWN', "decidedAt" = ${now}, "updatedAt" = ${now}
+        WHERE "providerId" = ${target.providerId} AND "status" IN (${Prisma.join([...ACTIVE_STATUSES])})
+        ${review ? Prisma.sql`AND "id" <> ${review.id}` : Prisma.empty}`,
+    );
+    if (revoked.length > 0) {
+      const note = `all ${revoked.length} active token(s), on suspension`;
+      events.push({ reviewId: null, kind: "TOKEN_REVOKED", actor, note, at: now });
     }
   }
-  await tx.reviewEvent.createMany({ data: events });
+  await insertEvents(tx, target.providerId, events);
+}
+
+/** A timeline event to append. */
+export interface NewEvent {
+  reviewId: number | null;
+  kind: string;
+  actor: string;
+  note: string | null;
+  at: Date;
+}
+
+/** Appends timeline events of a provider, in the order given. */
+export async function insertEvents(tx: Queryable, providerId: number, events: readonly NewEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const rows = events.map((e) => Prisma.sql`(${providerId}, ${e.reviewId}, ${e.at}, ${e.kind}, ${e.actor}, ${e.note})`);
+  await queryRows(
+    tx,
+    Prisma.sql`INSERT INTO "review_events" ("providerId", "reviewId", "at", "kind", "actor", "note") VALUES ${Prisma.join(rows)}`,
+  );
 }
 
 function settle(outcome: Outcome): Move {

@@ -17,7 +17,7 @@ import Database from "better-sqlite3";
 import { loadConfig } from "../../src/config.ts";
 import { migrate } from "../../src/db.migrate.ts";
 import { isolatedSqlite, type Sync, walSync } from "../../src/db.sqlite.ts";
-import type { Db } from "../../src/db.ts";
+import { type Db, readingDirectly } from "../../src/db.ts";
 import { PrismaClient } from "../../src/generated/prisma/client.ts";
 import { createApp } from "../../src/yoga.ts";
 import { call, intakeBody } from "../helpers.ts";
@@ -50,7 +50,10 @@ let observer: Database.Database;
 
 beforeAll(async () => {
   await migrate(url);
-  db = new PrismaClient({ adapter: isolatedSqlite(new PrismaBetterSqlite3({ url: path }), gate) }) as Db;
+  // As src/db.ts opens it: isolated, with raw statements and raw transactions on its connection.
+  const direct = readingDirectly(isolatedSqlite(new PrismaBetterSqlite3({ url: path }), gate));
+  db = new PrismaClient({ adapter: direct.factory }) as Db;
+  direct.enable(db);
   await db.$executeRawUnsafe("PRAGMA synchronous = NORMAL");
   app = createApp(loadConfig({ ...process.env, NODE_ENV: "test", DATABASE_URL: url, REDIS_URL: "" }), db);
   observer = new Database(path, { readonly: true });
