@@ -95,13 +95,8 @@ export function walSync(databasePath: string): Sync {
 /** Whether a plain statement only reads (every raw read here is one SELECT); anything else is synced. */
 const READ = /^\s*SELECT\b/i;
 
-/** The isolated adapter, which also answers the transaction open on its connection, if any. */
-export type IsolatedAdapter = Adapter & { openTransaction: () => Transaction | undefined };
-
-function isolated(inner: Adapter, sync: Sync | undefined): IsolatedAdapter {
+function isolated(inner: Adapter, sync: Sync | undefined): Adapter {
   const turn = fifoLock();
-  // The one transaction holding the turn: no other can be open on the connection meanwhile.
-  let open: Transaction | undefined;
   const alone = async <T>(run: () => Promise<T>): Promise<T> => {
     const release = await turn();
     try {
@@ -115,8 +110,7 @@ function isolated(inner: Adapter, sync: Sync | undefined): IsolatedAdapter {
     await sync?.();
     return result;
   };
-  const adapter: IsolatedAdapter = {
-    openTransaction: () => open,
+  const adapter: Adapter = {
     provider: inner.provider,
     adapterName: inner.adapterName,
     queryRaw: async (query) => {
@@ -138,13 +132,11 @@ function isolated(inner: Adapter, sync: Sync | undefined): IsolatedAdapter {
         release();
         throw error;
       }
-      open = tx;
       // The turn ends with the transaction, however it ends.
       const end = async (how: () => Promise<void>) => {
         try {
           await how();
         } finally {
-          open = undefined;
           release();
         }
       };

@@ -46,12 +46,8 @@ export function assignments(columns: Record<string, unknown>): Prisma.Sql[] {
  */
 const TRANSACTIONS = { maxWait: 10_000, timeout: 15_000 };
 
-/**
- * What a raw statement needs of a driver adapter connection; the connection may start a transaction,
- * and (isolated, db.sqlite.ts) answer the one it holds open.
- */
-type RawQueryable = Pick<SqlQueryable, "queryRaw"> &
-  Partial<Pick<SqlDriverAdapter, "startTransaction">> & { openTransaction?: () => RawQueryable | undefined };
+/** What a raw statement needs of a driver adapter connection, which may also start transactions. */
+type RawQueryable = Pick<SqlQueryable, "queryRaw"> & Partial<Pick<SqlDriverAdapter, "startTransaction">>;
 
 /** The connections that `queryRows` may read through directly, by the client that opened them. */
 const directReads = new WeakMap<object, () => RawQueryable | undefined>();
@@ -78,26 +74,8 @@ export function readingDirectly<F extends SqlDriverAdapterFactory>(
   return { factory: capturing, enable: (client) => directReads.set(client, () => connection) };
 }
 
-/** Transaction clients of `transaction` whose raw statements go straight to their open SQLite transaction. */
+/** The transactions of `rawTransaction` open on a SQLite connection, by their handle. */
 const directTransactions = new WeakMap<object, () => RawQueryable | undefined>();
-
-/**
- * `db.$transaction(work)`, in which `queryRows(tx, …)` runs straight on the transaction that SQLite's
- * isolated connection holds open for it (db.sqlite.ts: one at a time, so the open one is this one)
- * rather than through `tx.$queryRaw`. Prisma's calls on `tx` work as in any interactive transaction.
- */
-export function transaction<T>(db: Db, work: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
-  const connection = directReads.get(db);
-  return db.$transaction(async (tx) => {
-    const open = connection?.()?.openTransaction?.();
-    if (open) directTransactions.set(tx, () => open);
-    try {
-      return await work(tx);
-    } finally {
-      directTransactions.delete(tx);
-    }
-  });
-}
 
 /** A transaction of `rawTransaction`: only `queryRows` runs in it (no Prisma model calls). */
 export type RawTx = { readonly rawTransaction: true };
@@ -119,16 +97,21 @@ export async function rawTransaction<T>(db: Db, work: (tx: RawTx) => Promise<T>)
   const open = await connection.startTransaction();
   const tx: RawTx = { rawTransaction: true };
   directTransactions.set(tx, () => open);
+  let committed = false;
   try {
     const result = await work(tx);
     await open.executeRaw({ sql: "COMMIT", ...NO_ARGS });
+    committed = true;
+    // Ends the turn, then waits for the commit to be synced.
     await open.commit();
     return result;
   } catch (error) {
-    try {
-      await open.executeRaw({ sql: "ROLLBACK", ...NO_ARGS });
-    } finally {
-      await open.rollback();
+    // Not committed: undone, and the turn ended whatever ROLLBACK answers. The caller gets the cause.
+    if (!committed) {
+      await open
+        .executeRaw({ sql: "ROLLBACK", ...NO_ARGS })
+        .catch(() => undefined)
+        .finally(() => open.rollback());
     }
     throw error;
   } finally {
@@ -140,8 +123,8 @@ export async function rawTransaction<T>(db: Db, work: (tx: RawTx) => Promise<T>)
  * Rows of one raw statement, each an object by column name. On SQLite straight through the driver
  * adapter's connection: Prisma's client spends ~0.2 ms per wide row turning a raw result into
  * typed objects that the readers (provider.read.ts) convert again anyway — a fifth of an uncached
- * profile read (issue #7); in a transaction of `transaction` or `rawTransaction`, straight through
- * the open transaction. Otherwise (other transactions, PostgreSQL) through `$queryRaw`. Values come
+ * profile read (issue #7); in a transaction of `rawTransaction`, straight through the open
+ * transaction. Otherwise (other transactions, PostgreSQL) through `$queryRaw`. Values come
  * as the driver gives them: readers convert with asDate/asJson.
  */
 export async function queryRows(db: Queryable, sql: Prisma.Sql): Promise<Record<string, unknown>[]> {

@@ -6,8 +6,9 @@
 import { actorOf } from "../auth/viewer.plugin.ts";
 import { builder, type Context } from "../builder.ts";
 import { dialectOf } from "../db.ts";
+import { notFound } from "../errors.ts";
 import { changeLifecycle, MAX_LIFECYCLE_MESSAGE } from "./provider.lifecycle.ts";
-import type { PredecessorRow } from "./provider.read.ts";
+import { type PredecessorRow, queriesRelation, readProvider } from "./provider.read.ts";
 import { LifecycleEnum, ownerScope, ProviderRef, ProviderSummaryRef } from "./provider.schema.ts";
 import { canSee } from "./provider.visibility.ts";
 
@@ -85,10 +86,11 @@ builder.mutationField("setProviderLifecycle", (t) =>
       }),
     },
     resolve: async (query, _root, args, ctx) => {
+      const dialect = dialectOf(ctx.config.databaseUrl);
       const { version, written } = await changeLifecycle(
         ctx.db,
         {
-          dialect: dialectOf(ctx.config.databaseUrl),
+          dialect,
           providerCode: args.providerCode,
           request: { state: args.state, message: args.message, successorCode: args.successorCode },
           actor: actorOf(ctx.viewer),
@@ -98,9 +100,14 @@ builder.mutationField("setProviderLifecycle", (t) =>
           canSeeSuccessor: (successor) => canSee({ kind: "anonymous" }, successor),
         },
         // The provider as this change left it, read in its transaction (not a later write's).
-        (tx) => tx.provider.findUniqueOrThrow({ ...query, where: { providerCode: args.providerCode } }),
+        (tx) =>
+          readProvider(tx, dialect, args.providerCode, {
+            tokens: queriesRelation(query, "tokens"),
+            events: queriesRelation(query, "events"),
+          }),
       );
       ctx.response.headers.set("ETag", `"${version}"`);
+      if (!written) throw notFound(`No provider "${args.providerCode}"`);
       return written;
     },
   }),

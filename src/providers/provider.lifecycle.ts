@@ -15,10 +15,10 @@
  * token cannot un-retire an agent; a reviewer can undo it (a retirement by a leaked token, a
  * mistake). A change to the state it is already in, with the same message and successor, is a 409.
  */
-import { type Db, type Dialect, transaction } from "../db.ts";
+import { type Db, type Dialect, queryRows, type RawTx, rawTransaction } from "../db.ts";
 import { badInput, conflict, type FieldError } from "../errors.ts";
 import { noteFeed } from "../feed/feed.outbox.ts";
-import type { Prisma } from "../generated/prisma/client.ts";
+import { Prisma } from "../generated/prisma/client.ts";
 import { PROVIDER_CODE_PATTERN, type Profile, snapshotOf } from "./provider.rules.ts";
 import { appendVersion, claimVersion, setColumns } from "./provider.sql.ts";
 
@@ -185,13 +185,13 @@ export async function changeLifecycle<R>(
     canSeeSuccessor: (provider: { id: number; visibility: string; reviewStage: string }) => boolean;
   },
   /** Reads what the caller answers, inside the transaction: the provider as this change left it. */
-  readBack: (tx: Prisma.TransactionClient) => Promise<R>,
+  readBack: (tx: RawTx) => Promise<R>,
 ): Promise<{ version: number; written: R }> {
   const { request, paths } = input;
   // A request given outright is checked before anything is written; one made from the current
   // state, once that is read.
   const ready = typeof request === "function" ? null : validateLifecycle(request, input.providerCode, paths);
-  const written = await transaction(db, async (tx) => {
+  const written = await rawTransaction(db, async (tx) => {
     // Claim the next version first, as a PATCH does: concurrent writes of one provider queue here.
     const now = new Date();
     const row = await claimVersion(tx, { providerCode: input.providerCode, ifMatch: input.ifMatch, now });
@@ -206,18 +206,28 @@ export async function changeLifecycle<R>(
     if (next.successorCode && next.successorCode !== current.successorCode) {
       const path = paths?.successorCode ?? "successorCode";
       const refuse = (message: string) => badInput(`${path} ${message}`, [{ path, message }]);
-      const successor = await tx.provider.findUnique({
-        where: { providerCode: next.successorCode },
-        select: { id: true, visibility: true, reviewStage: true, lifecycle: true, successorCode: true },
-      });
-      if (!successor || !input.canSeeSuccessor(successor)) throw refuse(`names no provider: "${next.successorCode}"`);
-      if (successor.lifecycle === "RETIRED") throw refuse(`names a RETIRED provider: "${next.successorCode}"`);
+      const [found] = await queryRows(
+        tx,
+        Prisma.sql`SELECT "id", "visibility", "reviewStage", "lifecycle", "successorCode" FROM "providers" WHERE "providerCode" = ${next.successorCode}`,
+      );
+      const visible =
+        found &&
+        input.canSeeSuccessor({
+          id: Number(found.id),
+          visibility: found.visibility as string,
+          reviewStage: found.reviewStage as string,
+        });
+      if (!found || !visible) throw refuse(`names no provider: "${next.successorCode}"`);
+      if (found.lifecycle === "RETIRED") throw refuse(`names a RETIRED provider: "${next.successorCode}"`);
       // The successor's own chain must not lead back here.
-      let hop = successor.successorCode;
+      let hop = (found.successorCode as string | null) ?? null;
       for (let i = 0; hop && i < MAX_CHAIN; i++) {
         if (hop === input.providerCode) throw refuse(`would make a cycle: "${next.successorCode}" leads back here`);
-        const further = await tx.provider.findUnique({ where: { providerCode: hop }, select: { successorCode: true } });
-        hop = further?.successorCode ?? null;
+        const [further] = await queryRows(
+          tx,
+          Prisma.sql`SELECT "successorCode" FROM "providers" WHERE "providerCode" = ${hop}`,
+        );
+        hop = (further?.successorCode as string | null | undefined) ?? null;
       }
     }
 

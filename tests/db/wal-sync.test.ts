@@ -148,6 +148,37 @@ describe("writes are answered once durable (SQLite)", () => {
       for (const h of held.splice(0)) h.release();
     }
   });
+
+  test("a PATCH whose sync fails is not acknowledged, and the next write goes on", async () => {
+    const agent = await registered();
+    watched = agent.providerCode;
+    holding = true;
+    try {
+      const patch = call("PATCH", `/api/v1/providers/${agent.providerCode}`, {
+        app,
+        token: agent.accessToken,
+        body: { summary: "Never acknowledged" },
+      });
+      let sync = await firstHeld();
+      while (sync.committed !== "Never acknowledged") {
+        sync.release();
+        sync = await firstHeld();
+      }
+      sync.fail(Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" }));
+      expect((await patch).status).toBe(500);
+    } finally {
+      holding = false;
+      for (const h of held.splice(0)) h.release();
+    }
+    // The connection is not left in the failed write's transaction: the next one commits and answers.
+    const next = await call("PATCH", `/api/v1/providers/${agent.providerCode}`, {
+      app,
+      token: agent.accessToken,
+      body: { summary: "Written after" },
+    });
+    expect(next.status).toBe(200);
+    expect(summaryOf(agent.providerCode)).toBe("Written after");
+  });
 });
 
 describe("walSync", () => {
