@@ -97,25 +97,33 @@ async function firstHeld(): Promise<Held> {
   return first;
 }
 
+/**
+ * Sends a PATCH of `summary` while syncs are held, and waits for the sync of its commit: the syncs
+ * of the request's earlier writes (the token's last use) are let go.
+ */
+async function heldPatch(agent: { providerCode: string; accessToken: string }, summary: string) {
+  watched = agent.providerCode;
+  holding = true;
+  const patch = call("PATCH", `/api/v1/providers/${agent.providerCode}`, {
+    app,
+    token: agent.accessToken,
+    body: { summary },
+  });
+  let sync = await firstHeld();
+  while (sync.committed !== summary) {
+    sync.release();
+    sync = await firstHeld();
+  }
+  return { patch, sync };
+}
+
 describe("writes are answered once durable (SQLite)", () => {
   test("a PATCH is answered only after a sync that began after its commit; reads are not held meanwhile", async () => {
     const agent = await registered();
-    watched = agent.providerCode;
-    holding = true;
     try {
-      const patch = call("PATCH", `/api/v1/providers/${agent.providerCode}`, {
-        app,
-        token: agent.accessToken,
-        body: { summary: "Synced before answered" },
-      });
-      // Earlier writes of the request (the token's last use) have syncs of their own: let them go.
-      let sync = await firstHeld();
-      while (sync.committed !== "Synced before answered") {
-        sync.release();
-        sync = await firstHeld();
-      }
       // The PATCH's sync began after its commit (another connection sees the write), and the
       // answer waits for it.
+      const { patch, sync } = await heldPatch(agent, "Synced before answered");
       expect(await settled(patch)).toBe(false);
       // A read is not held by a write's sync.
       const read = await call("GET", `/api/v1/providers/${agent.providerCode}`, { app });
@@ -151,19 +159,8 @@ describe("writes are answered once durable (SQLite)", () => {
 
   test("a PATCH whose sync fails is not acknowledged, and the next write goes on", async () => {
     const agent = await registered();
-    watched = agent.providerCode;
-    holding = true;
     try {
-      const patch = call("PATCH", `/api/v1/providers/${agent.providerCode}`, {
-        app,
-        token: agent.accessToken,
-        body: { summary: "Never acknowledged" },
-      });
-      let sync = await firstHeld();
-      while (sync.committed !== "Never acknowledged") {
-        sync.release();
-        sync = await firstHeld();
-      }
+      const { patch, sync } = await heldPatch(agent, "Never acknowledged");
       sync.fail(Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" }));
       expect((await patch).status).toBe(500);
     } finally {
