@@ -76,7 +76,7 @@ export function readingDirectly<F extends SqlDriverAdapterFactory>(
 }
 
 /** The transactions of `rawTransaction` open on a SQLite connection, by their handle. */
-const directTransactions = new WeakMap<object, () => RawQueryable | undefined>();
+const directTransactions = new WeakMap<object, RawQueryable>();
 
 /** A transaction of `rawTransaction`: only `queryRows` runs in it (no Prisma model calls). */
 export type RawTx = { readonly rawTransaction: true };
@@ -97,7 +97,7 @@ export async function rawTransaction<T>(db: Db, work: (tx: RawTx) => Promise<T>)
   if (!connection?.startTransaction) return db.$transaction((tx) => work(tx as unknown as RawTx));
   const open = await connection.startTransaction();
   const tx: RawTx = { rawTransaction: true };
-  directTransactions.set(tx, () => open);
+  directTransactions.set(tx, open);
   let committed = false;
   try {
     const result = await work(tx);
@@ -129,7 +129,7 @@ export async function rawTransaction<T>(db: Db, work: (tx: RawTx) => Promise<T>)
  * as the driver gives them: readers convert with asDate/asJson.
  */
 export async function queryRows(db: Queryable, sql: Prisma.Sql): Promise<Record<string, unknown>[]> {
-  const connection = (directReads.get(db) ?? directTransactions.get(db))?.();
+  const connection = directReads.get(db)?.() ?? directTransactions.get(db);
   if (!connection) return (db as Db).$queryRaw<Record<string, unknown>[]>(sql);
   const { columnNames, rows } = await connection.queryRaw({
     sql: sql.sql,
