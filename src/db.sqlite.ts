@@ -95,7 +95,7 @@ export function walSync(databasePath: string): Sync {
 /** Whether a plain statement only reads (every raw read here is one SELECT); anything else is synced. */
 const READ = /^\s*SELECT\b/i;
 
-function isolated(inner: Adapter, sync: Sync | undefined, onDispose: (() => Promise<void>) | undefined): Adapter {
+function isolated(inner: Adapter, sync: Sync | undefined): Adapter {
   const turn = fifoLock();
   const alone = async <T>(run: () => Promise<T>): Promise<T> => {
     const release = await turn();
@@ -120,7 +120,6 @@ function isolated(inner: Adapter, sync: Sync | undefined, onDispose: (() => Prom
     executeRaw: (query) => alone(() => inner.executeRaw(query)).then(durable),
     executeScript: (script) => alone(() => inner.executeScript(script)).then(durable),
     dispose: async () => {
-      await onDispose?.();
       await inner.dispose();
       await sync?.close?.();
     },
@@ -163,10 +162,9 @@ function isolated(inner: Adapter, sync: Sync | undefined, onDispose: (() => Prom
 /**
  * The adapter factory whose connections keep transactions isolated and, given `sync`, answer a write
  * only once `sync` has made it durable (see above; the connection must then run `synchronous = NORMAL`).
- * `onDispose` runs before the connection closes.
  */
-export function isolatedSqlite(factory: Factory, sync?: Sync, onDispose?: () => Promise<void>): Factory {
+export function isolatedSqlite(factory: Factory, sync?: Sync): Factory {
   return Object.assign(Object.create(factory) as Factory, {
-    connect: async () => isolated(await factory.connect(), sync, onDispose),
+    connect: async () => isolated(await factory.connect(), sync),
   });
 }
