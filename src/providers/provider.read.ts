@@ -53,6 +53,17 @@ export const PROVIDER_COLUMNS = [
   "successorCode",
 ] as const;
 
+/** The providers row's Json columns (text on SQLite, jsonb on PostgreSQL). */
+export const JSON_COLUMNS: ReadonlySet<string> = new Set([
+  "labels",
+  "capabilities",
+  "models",
+  "tools",
+  "endpoint",
+  "policy",
+  "roles",
+]);
+
 /** The columns of the list form (ProviderSummary), for a raw SELECT on `p`. */
 export const SUMMARY_COLUMNS = [
   "id",

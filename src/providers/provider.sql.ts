@@ -8,9 +8,7 @@ import { assignments, type Dialect, type Queryable, queryRows } from "../db.ts";
 import { apiError, notFound } from "../errors.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import { insertEvents } from "../reviews/review.write.ts";
-import { PROVIDER_COLUMNS, type ProviderRow, providerRow } from "./provider.read.ts";
-
-type Tx = Queryable;
+import { JSON_COLUMNS, PROVIDER_COLUMNS, type ProviderRow, providerRow } from "./provider.read.ts";
 
 /** A value for a Json column: its JSON text (SQLite keeps it as text; PostgreSQL casts it to jsonb). */
 export function jsonArg(dialect: Dialect, value: unknown): Prisma.Sql {
@@ -29,7 +27,7 @@ const RETURNED = Prisma.raw(PROVIDER_COLUMNS.map((c) => `"${c}"`).join(", "));
  * nor duplicate. `ifMatch`, when sent, must name the version before this one.
  */
 export async function claimVersion(
-  tx: Tx,
+  tx: Queryable,
   input: { providerCode: string; ifMatch: number | "*" | null | undefined; now: Date },
 ): Promise<ProviderRow> {
   const [raw] = await queryRows(
@@ -46,20 +44,19 @@ export async function claimVersion(
   return row;
 }
 
-/** Sets columns of the provider row (`undefined` ones are left alone); Json columns named in `json`. */
+/** Sets columns of the provider row (`undefined` ones are left alone), Json ones as JSON. */
 export async function setColumns(
-  tx: Tx,
+  tx: Queryable,
   dialect: Dialect,
   providerId: number,
   columns: Record<string, unknown>,
-  json: ReadonlySet<string> = new Set(),
 ): Promise<void> {
   const values: Record<string, unknown> = {};
   for (const [column, value] of Object.entries(columns)) {
     if (!PROVIDER_COLUMNS.includes(column as (typeof PROVIDER_COLUMNS)[number])) {
       throw new Error(`Not a provider column: ${column}`);
     }
-    if (value !== undefined) values[column] = json.has(column) ? jsonArg(dialect, value) : value;
+    if (value !== undefined) values[column] = JSON_COLUMNS.has(column) ? jsonArg(dialect, value) : value;
   }
   const sets = assignments(values);
   if (sets.length === 0) return;
@@ -68,7 +65,7 @@ export async function setColumns(
 
 /** Appends the version a write made and its timeline event. */
 export async function appendVersion(
-  tx: Tx,
+  tx: Queryable,
   dialect: Dialect,
   input: {
     providerId: number;

@@ -18,6 +18,7 @@ import {
 } from "../reviews/review.rules.ts";
 import { applyMove, insertEvents } from "../reviews/review.write.ts";
 import { lifecycleOf, lifecycleSnapshot } from "./provider.lifecycle.ts";
+import type { ProviderRow } from "./provider.read.ts";
 import {
   changedFields,
   deriveProviderCode,
@@ -29,8 +30,6 @@ import {
   snapshotOf,
 } from "./provider.rules.ts";
 import { appendVersion, claimVersion, setColumns } from "./provider.sql.ts";
-
-type ProviderRow = Prisma.ProviderGetPayload<object>;
 
 /** The owner-editable profile held by a provider row. */
 export function profileOf(row: ProviderRow): Profile {
@@ -152,17 +151,6 @@ export async function intakeProvider(
   }
 }
 
-/** The profile's Json columns. */
-const JSON_FIELDS: ReadonlySet<string> = new Set([
-  "labels",
-  "capabilities",
-  "models",
-  "tools",
-  "endpoint",
-  "policy",
-  "roles",
-]);
-
 /**
  * Applies an owner's PATCH: the profile, one new version, the timeline, and the review workflow's
  * answer to it. `ifMatch` is the version the caller last saw, when it sent `If-Match`. The common
@@ -191,7 +179,7 @@ export async function patchProvider<R>(
     const after: Profile = { ...before, ...input.patch };
     const changed = changedFields(before, after);
 
-    await setColumns(tx, dialect, row.id, input.patch, JSON_FIELDS);
+    await setColumns(tx, dialect, row.id, input.patch);
     if (changed.includes("labels")) {
       await queryRows(tx, Prisma.sql`DELETE FROM "provider_labels" WHERE "providerId" = ${row.id}`);
       if (after.labels.length > 0) {

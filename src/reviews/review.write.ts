@@ -45,29 +45,18 @@ export async function applyMove(
   const now = new Date();
   const { review } = target;
   if (review && (move.status || options.review)) {
-    const sets = assignments({
+    const sets = {
       ...(move.status ? { status: move.status, ...(isActive(move.status) ? {} : { decidedAt: now }) } : {}),
       ...options.review,
       updatedAt: now,
-    });
-    const written = await queryRows(
-      tx,
-      Prisma.sql`UPDATE "reviews" SET ${Prisma.join(sets)} WHERE "id" = ${review.id} AND "status" = ${review.status} RETURNING "id"`,
-    );
-    if (written.length !== 1) throw conflict("The review changed while this was applied; read it and retry");
+    };
+    await updateUnchanged(tx, "reviews", sets, Prisma.sql`"id" = ${review.id} AND "status" = ${review.status}`);
   }
   if (move.stage || options.provider) {
     // Only from the stage the move was decided on: a concurrent move makes this one a 409.
-    const sets = assignments({
-      ...(move.stage ? { reviewStage: move.stage } : {}),
-      ...options.provider,
-      updatedAt: now,
-    });
-    const written = await queryRows(
-      tx,
-      Prisma.sql`UPDATE "providers" SET ${Prisma.join(sets)} WHERE "id" = ${target.providerId} AND "reviewStage" = ${target.stage} RETURNING "id"`,
-    );
-    if (written.length !== 1) throw conflict("The provider changed while this was applied; read it and retry");
+    const sets = { ...(move.stage ? { reviewStage: move.stage } : {}), ...options.provider, updatedAt: now };
+    const where = Prisma.sql`"id" = ${target.providerId} AND "reviewStage" = ${target.stage}`;
+    await updateUnchanged(tx, "providers", sets, where);
   }
   const reviewId = review?.id ?? null;
   const events: NewEvent[] = [
@@ -92,6 +81,21 @@ export async function applyMove(
     }
   }
   await insertEvents(tx, target.providerId, events);
+}
+
+/** Updates the one row still as the move found it (`where`); a 409 if it changed meanwhile. */
+async function updateUnchanged(
+  tx: Queryable,
+  table: "reviews" | "providers",
+  columns: Record<string, unknown>,
+  where: Prisma.Sql,
+): Promise<void> {
+  const written = await queryRows(
+    tx,
+    Prisma.sql`UPDATE ${Prisma.raw(`"${table}"`)} SET ${Prisma.join(assignments(columns))} WHERE ${where} RETURNING "id"`,
+  );
+  const what = table === "reviews" ? "review" : "provider";
+  if (written.length !== 1) throw conflict(`The ${what} changed while this was applied; read it and retry`);
 }
 
 /** A timeline event to append. */
