@@ -255,18 +255,22 @@ const graphql = (query: string, variables: Record<string, unknown>, headers: Rec
   body: JSON.stringify({ query, variables }),
 });
 
+type Owner = { code: string; token: string };
+
 interface Fixture {
   code: string;
   /**
-   * Agents of the benchmark's own (intakes), for PATCH, with their tokens: the PATCHes go round
-   * them, so that no one profile's timeline and version list grows with the length of the run.
+   * Agents of the benchmark's own (intakes), for PATCH, with their tokens. A PATCH answers the
+   * whole profile with its whole timeline, and every PATCH adds an event to it: the PATCHes go round
+   * a pool registered afresh for each cell and run (`freshOwners`), so that what a PATCH costs does
+   * not grow with the length of the run (each owner takes ~20 PATCHes of one cell's run).
    */
-  owners: { code: string; token: string }[];
+  owners: Owner[];
   reviewer: string;
 }
 
-/** How many agents the PATCHes go round. */
-const PATCH_POOL = 50;
+/** How many agents the PATCHes of one cell's run go round. */
+const PATCH_POOL = 200;
 
 let sequence = 0;
 function intakeBody(): string {
@@ -309,7 +313,7 @@ function requestOf(target: TargetName, op: OpName, f: Fixture): Request {
           });
     case "patch": {
       let n = 0;
-      const next = () => f.owners[n++ % f.owners.length] as { code: string; token: string };
+      const next = () => f.owners[n++ % f.owners.length] as Owner;
       return rest
         ? {
             method: "PATCH",
@@ -513,6 +517,23 @@ async function check(url: string, request: Request): Promise<string> {
   return text;
 }
 
+/** PATCH_POOL agents registered through the service at `app`, with their tokens. */
+async function freshOwners(app: string): Promise<Owner[]> {
+  const owners: Owner[] = [];
+  for (let i = 0; i < PATCH_POOL; i++) {
+    const created = JSON.parse(
+      await check(app, {
+        method: "POST",
+        path: "/api/v1/providers",
+        headers: { "content-type": "application/json" },
+        body: intakeBody(),
+      }),
+    ) as { providerCode: string; accessToken: string };
+    owners.push({ code: created.providerCode, token: created.accessToken });
+  }
+  return owners;
+}
+
 // ── Main ──────────────────────────────────────────────────────────────────────────────────────
 interface Cell {
   size: number;
@@ -595,21 +616,10 @@ async function main() {
         urls.set(`${size} rest-nocache`, s.url);
         urls.set(`${size} graphql-nocache`, s.url);
       }
-      // The agent PATCHes go to, registered through the service (writes go to the cached app only,
-      // so that its cache sees every write: without Redis each process invalidates only its own).
+      // Writes go to the cached app only, so that its cache sees every write (without Redis each
+      // process invalidates only its own).
       const app = urls.get(`${size} rest`) ?? urls.get(`${size} rest-nocache`);
-      const owners: Fixture["owners"] = [];
-      for (let i = 0; app && options.ops.includes("patch") && i < PATCH_POOL; i++) {
-        const created = JSON.parse(
-          await check(app, {
-            method: "POST",
-            path: "/api/v1/providers",
-            headers: { "content-type": "application/json" },
-            body: intakeBody(),
-          }),
-        ) as { providerCode: string; accessToken: string };
-        owners.push({ code: created.providerCode, token: created.accessToken });
-      }
+      const owners = app && options.ops.includes("patch") ? await freshOwners(app) : [];
       fixtures.set(size, { code: sampleCode(sqlitePath(databaseUrl)), owners, reviewer });
     }
     for (const op of options.ops) {
@@ -628,7 +638,9 @@ async function main() {
     for (let run = 0; run < options.runs; run++) {
       for (const cell of cells) {
         const url = urls.get(`${cell.size} ${cell.target}`) as string;
-        const request = requestOf(cell.target, cell.op, fixtures.get(cell.size) as Fixture);
+        const fixture = fixtures.get(cell.size) as Fixture;
+        if (cell.op === "patch") fixture.owners = await freshOwners(url);
+        const request = requestOf(cell.target, cell.op, fixture);
         await load(url, request, options.warmup, options.connections);
         const saturation = await load(url, request, options.duration, options.connections);
         // The requests autocannon left in flight are still being answered when it stops: without a
