@@ -15,6 +15,7 @@ import { apiError, codeOf, isErrorCode } from "./errors.ts";
 import { createFeed, useFeed } from "./feed/feed.pubsub.ts";
 import { requestIdFor, useHttpEdge } from "./http.plugin.ts";
 import { useIdempotency } from "./idempotency/idempotency.plugin.ts";
+import { useCompiledExecution } from "./jit.plugin.ts";
 import { useGraphqlLimits } from "./limits/graphql.limits.ts";
 import { credentialGuard, useLimits } from "./limits/limits.plugin.ts";
 import { createLimits, type Limits } from "./limits/rate.limits.ts";
@@ -29,18 +30,24 @@ export interface AppState {
   draining: boolean;
 }
 
-/** GraphQL errors carry the contract's code: a request error of GraphQL itself is bad input. */
+/**
+ * GraphQL errors carry the contract's code: a request error of GraphQL itself is bad input. The
+ * error is copied, not changed: graphql-jit's errors (a variable it cannot coerce) have read-only
+ * extensions.
+ */
 const useErrorCodes: Plugin = {
   onResultProcess({ result }) {
-    for (const r of Array.isArray(result) ? result : [result]) {
-      for (const error of (r as { errors?: { extensions: Record<string, unknown> }[] }).errors ?? []) {
-        if (!isErrorCode(error.extensions.code)) {
-          (error as { extensions: Record<string, unknown> }).extensions = {
-            ...error.extensions,
-            code: "BAD_USER_INPUT",
-          };
-        }
-      }
+    for (const r of (Array.isArray(result) ? result : [result]) as { errors?: readonly GraphQLError[] }[]) {
+      if (!r.errors?.some((error) => !isErrorCode(error.extensions?.code))) continue;
+      r.errors = r.errors.map((error) => {
+        if (isErrorCode(error.extensions?.code)) return error;
+        const coded = new GraphQLError(error.message, {
+          path: error.path,
+          originalError: error.originalError,
+          extensions: { ...error.extensions, code: "BAD_USER_INPUT" },
+        });
+        return Object.assign(coded, { locations: error.locations });
+      });
     }
   },
 };
@@ -79,6 +86,9 @@ export function createApp(
     // /api/v1/health); no URL ends with a NUL, so this turns it off: /health is ours.
     healthCheckEndpoint: "\u0000",
     batching: false,
+    // The edge (http.plugin.ts) reads every body up to the configured limit before Yoga does; Yoga's
+    // own limit would pipe the bytes through a stream again (~10% of a POST's CPU).
+    maxRequestBodySize: false,
     logging: config.logLevel === "silent" ? false : "warn",
     graphiql: config.production ? false : { title: "Agent Registry — GraphiQL" },
     renderGraphiQL,
@@ -114,6 +124,8 @@ export function createApp(
       ...useGraphqlLimits(config.graphqlLimits, { graphiql: !config.production }),
       useIdempotency(log),
       useLimits(limits, config.trustProxy),
+      // Sets the execute function that the feed then wraps (with its outbox): before it.
+      useCompiledExecution(),
       useFeed(feed, db),
       ...useRest(),
       useErrorCodes,

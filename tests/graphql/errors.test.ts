@@ -45,6 +45,40 @@ describe("extensions.code", () => {
     }
   });
 
+  test("an operation compiled after its first runs (src/jit.plugin.ts) answers as it did before: data, codes, masking", async () => {
+    const visible = await intake();
+    await approve(visible.providerCode);
+    const detail = `query D($c: String!) { provider(providerCode: $c) { providerCode name version capabilities { key }
+      endpoint { url } reviewTimeline { kind actor } tokens { tokenId } } }`;
+    const runs = async (query: string, variables: Record<string, unknown>) => {
+      const answers = [];
+      for (let i = 0; i < 4; i++) answers.push(await gql(query, variables));
+      return answers;
+    };
+    const reads = await runs(detail, { c: visible.providerCode });
+    expect(reads[0]?.body.data.provider.providerCode).toBe(visible.providerCode);
+    for (const answer of reads) expect(answer.body).toEqual(reads[0]?.body);
+
+    const missing = await runs(detail, { c: uniqueCode("none") });
+    for (const answer of missing) expect(gqlCodes(answer)).toEqual(["NOT_FOUND"]);
+
+    // graphql-jit words a variable it cannot coerce its own way; the code and the variable named are the same.
+    const badVariable = await runs("query L($limit: Int) { providers(limit: $limit) { nextCursor } }", { limit: "x" });
+    for (const answer of badVariable) {
+      expect(gqlCodes(answer)).toEqual(["BAD_USER_INPUT"]);
+      expect(answer.body.errors[0].message).toContain('"$limit"');
+      expectNothingInternal(answer.text);
+    }
+
+    jest.spyOn(db.provider, "findMany").mockRejectedValue(new Error("SQLITE_BUSY at /work/main/src/db.ts:3:4"));
+    const failing = await runs("query F { providers(limit: 1) { items { name } } }", {});
+    for (const answer of failing) {
+      expect(gqlCodes(answer)).toEqual(["INTERNAL"]);
+      expect(answer.body.errors[0].message).toBe("Internal server error");
+      expectNothingInternal(answer.text);
+    }
+  });
+
   test("an invalid token is refused before GraphQL runs: 401 with WWW-Authenticate", async () => {
     const answer = await gql("{ health { status } }", {}, { token: "agr_definitelyNotAValidTokenAtAll00000000" });
     expect(answer.status).toBe(401);
