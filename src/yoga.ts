@@ -38,7 +38,7 @@ export interface AppState {
 const useErrorCodes: Plugin = {
   onResultProcess({ result }) {
     for (const r of (Array.isArray(result) ? result : [result]) as { errors?: readonly GraphQLError[] }[]) {
-      if (!r.errors?.some((error) => !isErrorCode(error.extensions?.code))) continue;
+      if (!r.errors) continue;
       r.errors = r.errors.map((error) => {
         if (isErrorCode(error.extensions?.code)) return error;
         const coded = new GraphQLError(error.message, {

@@ -517,7 +517,11 @@ async function check(url: string, request: Request): Promise<string> {
   return text;
 }
 
-/** PATCH_POOL agents registered through the service at `app`, with their tokens. */
+/**
+ * PATCH_POOL agents registered through the service at `app`, with their tokens. PATCH cells are
+ * the cached app's (SERVES): writes go to it only, so that its cache sees every write (without Redis
+ * each process invalidates only its own).
+ */
 async function freshOwners(app: string): Promise<Owner[]> {
   const owners: Owner[] = [];
   for (let i = 0; i < PATCH_POOL; i++) {
@@ -532,6 +536,12 @@ async function freshOwners(app: string): Promise<Owner[]> {
     owners.push({ code: created.providerCode, token: created.accessToken });
   }
   return owners;
+}
+
+/** The request of a cell served at `url`; a PATCH cell's goes round owners registered for it now. */
+async function requestFor(url: string, target: TargetName, op: OpName, fixture: Fixture): Promise<Request> {
+  if (op === "patch") fixture.owners = await freshOwners(url);
+  return requestOf(target, op, fixture);
 }
 
 // ── Main ──────────────────────────────────────────────────────────────────────────────────────
@@ -616,11 +626,7 @@ async function main() {
         urls.set(`${size} rest-nocache`, s.url);
         urls.set(`${size} graphql-nocache`, s.url);
       }
-      // Writes go to the cached app only, so that its cache sees every write (without Redis each
-      // process invalidates only its own).
-      const app = urls.get(`${size} rest`) ?? urls.get(`${size} rest-nocache`);
-      const owners = app && options.ops.includes("patch") ? await freshOwners(app) : [];
-      fixtures.set(size, { code: sampleCode(sqlitePath(databaseUrl)), owners, reviewer });
+      fixtures.set(size, { code: sampleCode(sqlitePath(databaseUrl)), owners: [], reviewer });
     }
     for (const op of options.ops) {
       for (const size of options.sizes) {
@@ -628,8 +634,7 @@ async function main() {
           if (!SERVES[target].includes(op)) continue;
           const url = urls.get(`${size} ${target}`);
           if (!url) continue;
-          const request = requestOf(target, op, fixtures.get(size) as Fixture);
-          await check(url, request);
+          await check(url, await requestFor(url, target, op, fixtures.get(size) as Fixture));
           cells.push({ size, target, op, runs: [] });
         }
       }
@@ -638,9 +643,7 @@ async function main() {
     for (let run = 0; run < options.runs; run++) {
       for (const cell of cells) {
         const url = urls.get(`${cell.size} ${cell.target}`) as string;
-        const fixture = fixtures.get(cell.size) as Fixture;
-        if (cell.op === "patch") fixture.owners = await freshOwners(url);
-        const request = requestOf(cell.target, cell.op, fixture);
+        const request = await requestFor(url, cell.target, cell.op, fixtures.get(cell.size) as Fixture);
         await load(url, request, options.warmup, options.connections);
         const saturation = await load(url, request, options.duration, options.connections);
         // The requests autocannon left in flight are still being answered when it stops: without a
