@@ -24,6 +24,7 @@
  */
 import { type FileHandle, open } from "node:fs/promises";
 import type { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
+import type { Checkpointer } from "./db.checkpoint.ts";
 
 type Factory = PrismaBetterSqlite3;
 type Adapter = Awaited<ReturnType<Factory["connect"]>>;
@@ -95,11 +96,12 @@ export function walSync(databasePath: string): Sync {
 /** Whether a plain statement only reads (every raw read here is one SELECT); anything else is synced. */
 const READ = /^\s*SELECT\b/i;
 
-function isolated(inner: Adapter, sync: Sync | undefined): Adapter {
+function isolated(inner: Adapter, sync: Sync | undefined, checkpoints: Checkpointer | undefined): Adapter {
   const turn = fifoLock();
-  const alone = async <T>(run: () => Promise<T>): Promise<T> => {
+  const alone = async <T>(run: () => Promise<T>, write: boolean): Promise<T> => {
     const release = await turn();
     try {
+      if (write) await checkpoints?.beforeWrite();
       return await run();
     } finally {
       release();
@@ -114,12 +116,14 @@ function isolated(inner: Adapter, sync: Sync | undefined): Adapter {
     provider: inner.provider,
     adapterName: inner.adapterName,
     queryRaw: async (query) => {
-      const result = await alone(() => inner.queryRaw(query));
-      return READ.test(query.sql) ? result : durable(result);
+      const read = READ.test(query.sql);
+      const result = await alone(() => inner.queryRaw(query), !read);
+      return read ? result : durable(result);
     },
-    executeRaw: (query) => alone(() => inner.executeRaw(query)).then(durable),
-    executeScript: (script) => alone(() => inner.executeScript(script)).then(durable),
+    executeRaw: (query) => alone(() => inner.executeRaw(query), true).then(durable),
+    executeScript: (script) => alone(() => inner.executeScript(script), true).then(durable),
     dispose: async () => {
+      await checkpoints?.stop();
       await inner.dispose();
       await sync?.close?.();
     },
@@ -127,6 +131,7 @@ function isolated(inner: Adapter, sync: Sync | undefined): Adapter {
       const release = await turn();
       let tx: Transaction;
       try {
+        await checkpoints?.beforeWrite();
         tx = await inner.startTransaction(isolationLevel);
       } catch (error) {
         release();
@@ -162,9 +167,11 @@ function isolated(inner: Adapter, sync: Sync | undefined): Adapter {
 /**
  * The adapter factory whose connections keep transactions isolated and, given `sync`, answer a write
  * only once `sync` has made it durable (see above; the connection must then run `synchronous = NORMAL`).
+ * Given `checkpoints` (db.checkpoint.ts), every write asks them first, in its turn, and they stop
+ * before the connection closes.
  */
-export function isolatedSqlite(factory: Factory, sync?: Sync): Factory {
+export function isolatedSqlite(factory: Factory, sync?: Sync, checkpoints?: Checkpointer): Factory {
   return Object.assign(Object.create(factory) as Factory, {
-    connect: async () => isolated(await factory.connect(), sync),
+    connect: async () => isolated(await factory.connect(), sync, checkpoints),
   });
 }

@@ -3,6 +3,7 @@ import { dirname, resolve } from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQueryable } from "@prisma/driver-adapter-utils";
 import { cachedStatements } from "./cache/statement.cache.ts";
+import { type Checkpointer, type CheckpointOptions, startCheckpointer } from "./db.checkpoint.ts";
 import { isolatedSqlite, walSync } from "./db.sqlite.ts";
 import { Prisma, PrismaClient } from "./generated/prisma/client.ts";
 
@@ -142,7 +143,8 @@ export async function queryRows(db: Queryable, sql: Prisma.Sql): Promise<Record<
   });
 }
 
-export async function openDb(databaseUrl: string): Promise<Db> {
+/** Opens the configured database; on SQLite `checkpoints` tunes its WAL checkpoints (db.checkpoint.ts; tests). */
+export async function openDb(databaseUrl: string, options: { checkpoints?: CheckpointOptions } = {}): Promise<Db> {
   if (dialectOf(databaseUrl) === "postgresql") {
     const [{ PrismaPg }, { PrismaClient: PgClient }] = await Promise.all([
       import("@prisma/adapter-pg"),
@@ -161,8 +163,14 @@ export async function openDb(databaseUrl: string): Promise<Db> {
   // prepared once and reused (src/cache/statement.cache.ts). Raw reads go straight to the
   // connection (queryRows).
   const durable = path === ":memory:" ? undefined : walSync(path);
+  let checkpoints: Checkpointer | null = null;
   const direct = readingDirectly(
-    isolatedSqlite(cachedStatements(new PrismaBetterSqlite3({ url: path, timeout: 5000 })), durable),
+    isolatedSqlite(cachedStatements(new PrismaBetterSqlite3({ url: path, timeout: 5000 })), durable, {
+      beforeWrite: () => checkpoints?.beforeWrite(),
+      stop: async () => {
+        await checkpoints?.stop();
+      },
+    }),
   );
   const client = new PrismaClient({ adapter: direct.factory, transactionOptions: TRANSACTIONS });
   direct.enable(client);
@@ -182,5 +190,18 @@ export async function openDb(databaseUrl: string): Promise<Db> {
   // (src/providers/provider.search.ts), and with the default those pages were read again from the
   // OS on every request once the registry outgrew the cache.
   await client.$executeRawUnsafe("PRAGMA cache_size = -65536");
+  if (path !== ":memory:") {
+    // Checkpoints in a worker thread, not inside a COMMIT on the event loop (db.checkpoint.ts);
+    // should the worker fail, the connection takes them back (SQLite's default, 1,000 pages).
+    checkpoints = await startCheckpointer(
+      path,
+      (error) => {
+        process.emitWarning(`WAL checkpoints are back on the service's connection: ${error.message}`);
+        void client.$executeRawUnsafe("PRAGMA wal_autocheckpoint = 1000").catch(() => undefined);
+      },
+      options.checkpoints,
+    );
+    if (checkpoints) await client.$executeRawUnsafe("PRAGMA wal_autocheckpoint = 0");
+  }
   return client;
 }
