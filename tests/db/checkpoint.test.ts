@@ -125,7 +125,9 @@ describe("WAL checkpoints (SQLite)", () => {
     const checkpoints = await startCheckpointer(path, () => {}, { intervalMs: 10, maxFrames: 50 });
     if (!checkpoints) throw new Error("the checkpoint worker did not start");
     try {
-      // The worker's checkpoints report a log past the bound.
+      // Wait until the worker's checkpoints report a log past the bound. Each call that answers a
+      // promise also asks for a checkpoint; while the reader holds its snapshot that one cannot copy
+      // everything, so the bound stays due.
       for (let i = 0; i < 100 && !checkpoints.beforeWrite(); i++) await new Promise((r) => setTimeout(r, 10));
       const salt = () => readFileSync(`${path}-wal`).readUInt32BE(16);
       const before = salt();
