@@ -29,7 +29,7 @@
  * `size` seeded agents again. Results: tests/bench/results/bench.{json,md}.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { createServer } from "node:net";
 import { cpus, loadavg, totalmem } from "node:os";
@@ -218,6 +218,15 @@ async function startServer(name: string, script: string, env: Record<string, str
   }
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+const TICKS_PER_SECOND = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // The fields after the command name (which may hold spaces, inside parentheses): utime is the 14th field.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
 async function stopServer(server: Server): Promise<void> {
   const { child } = server;
   if (child.exitCode !== null || child.signalCode !== null) return;
@@ -398,6 +407,11 @@ interface Sample {
   p99: number;
   /** Answers other than 2xx, and errors and timeouts, during the phase. */
   failures: number;
+  /**
+   * At saturation: the server's CPU time over the phase, as a fraction of its one core. Below ~0.9
+   * the server was waiting — on the load generator (its own single core at its limit) or on the disk.
+   */
+  serverCpu?: number;
 }
 
 function quantile(sorted: number[], q: number): number {
@@ -576,6 +590,7 @@ function summarize(cell: Cell) {
     p50Ms: r2(median(cell.runs.map((r) => r.fixed.p50))),
     p99Ms: r2(median(cell.runs.map((r) => r.fixed.p99))),
     saturationP99Ms: r2(median(cell.runs.map((r) => r.saturation.p99))),
+    serverCpu: r2(median(cell.runs.map((r) => r.saturation.serverCpu ?? Number.NaN))),
     failures: cell.runs.reduce((n, r) => n + r.saturation.failures + r.fixed.failures, 0),
     runs: cell.runs,
   };
@@ -598,6 +613,8 @@ async function main() {
       { roles: ["reviewer"] },
     );
     const urls = new Map<string, string>();
+    /** The process behind each URL (taskset execs node: the child's pid is the server's). */
+    const pids = new Map<string, number>();
     const fixtures = new Map<number, Fixture>();
     for (const size of options.sizes) {
       const databaseUrl = await ensureSeeded(size);
@@ -614,11 +631,13 @@ async function main() {
       if (wanted.has("bare")) {
         const s = await startServer(`bare-${size}`, "tests/bench/bare.server.ts", { DATABASE_URL: databaseUrl }, false);
         servers.push(s);
+        pids.set(s.url, s.child.pid as number);
         urls.set(`${size} bare`, s.url);
       }
       if (wanted.has("rest") || wanted.has("graphql")) {
         const s = await startServer(`app-${size}`, "src/main.ts", { ...env, RESPONSE_CACHE: "on" }, options.cpuProf);
         servers.push(s);
+        pids.set(s.url, s.child.pid as number);
         urls.set(`${size} rest`, s.url);
         urls.set(`${size} graphql`, s.url);
       }
@@ -630,6 +649,7 @@ async function main() {
           options.cpuProf,
         );
         servers.push(s);
+        pids.set(s.url, s.child.pid as number);
         urls.set(`${size} rest-nocache`, s.url);
         urls.set(`${size} graphql-nocache`, s.url);
       }
@@ -654,14 +674,17 @@ async function main() {
         const url = urls.get(`${cell.size} ${cell.target}`) as string;
         const request = await requestFor(url, cell.target, cell.op, fixtures.get(cell.size) as Fixture);
         await load(url, request, warmupOf(options, run), options.connections);
-        const saturation = await load(url, request, options.duration, options.connections);
+        const pid = pids.get(url) as number;
+        const cpuBefore = cpuSeconds(pid);
+        const saturation: Sample = await load(url, request, options.duration, options.connections);
+        saturation.serverCpu = (cpuSeconds(pid) - cpuBefore) / options.duration;
         // The requests autocannon left in flight are still being answered when it stops: without a
         // pause the first requests of the fixed rate would queue behind them (32 × the service time).
         await new Promise((resolve) => setTimeout(resolve, 500));
         const fixed = await fixedRate(url, request, options.duration, options.rate);
         cell.runs.push({ saturation, fixed });
         log(
-          `bench: run ${run + 1} ${cell.size} ${cell.target} ${cell.op}: ${Math.round(saturation.rps)} req/s; at ${options.rate}/s p50 ${r2(fixed.p50)} ms, p99 ${r2(fixed.p99)} ms${saturation.failures + fixed.failures ? `, ${saturation.failures + fixed.failures} failures` : ""}`,
+          `bench: run ${run + 1} ${cell.size} ${cell.target} ${cell.op}: ${Math.round(saturation.rps)} req/s (server CPU ${Math.round(100 * (saturation.serverCpu ?? 0))}%); at ${options.rate}/s p50 ${r2(fixed.p50)} ms, p99 ${r2(fixed.p99)} ms${saturation.failures + fixed.failures ? `, ${saturation.failures + fixed.failures} failures` : ""}`,
         );
       }
     }
@@ -810,6 +833,15 @@ function markdown(
           .join(" | ")} |`,
       );
     }
+  }
+  const waiting = rows.filter((r) => r.serverCpu < 0.9);
+  if (waiting.length > 0) {
+    lines.push(
+      "",
+      `The server used less than 90% of its core at saturation (it waited — on the one-core load generator, or on the disk) in: ${waiting
+        .map((r) => `${r.op} ${r.target} ${r.size.toLocaleString("en")} (${Math.round(100 * r.serverCpu)}%)`)
+        .join(", ")}.`,
+    );
   }
   lines.push("", "| target | size | measured | goal | met |", "|---|---|---|---|---|");
   for (const t of ratios(rows, options)) {
