@@ -29,10 +29,10 @@ import { pathParams, REST_BASE, REST_ROUTES, type RestRoute, routesOf } from "./
 
 const BODY_METHODS = new Set(["POST", "PATCH", "PUT"]);
 
-/** The SOFA configuration: the same table, the same base path, our error answers. */
-export function sofaConfig(schema?: GraphQLSchema) {
+/** The SOFA configuration of a schema: the same table, the same base path, our error answers. */
+export function sofaConfig(schema: GraphQLSchema) {
   return {
-    ...(schema ? { schema } : {}),
+    schema,
     basePath: REST_BASE,
     depthLimit: 3,
     routes: Object.fromEntries(
@@ -87,8 +87,9 @@ function routeOf(method: string, path: string): { route: RestRoute; params: Reco
 }
 
 /**
- * Checks a request against its operation's arguments before SOFA sees it. Answers the body's keys
- * sent as an explicit `null` (SOFA drops those; `null` clears a field, it is not "absent").
+ * Checks a request against its operation's arguments before SOFA sees it. Answers the route it
+ * matched, the path's parameters, and the body's keys sent as an explicit `null` (SOFA drops those;
+ * `null` clears a field, it is not "absent").
  */
 async function check(
   schema: GraphQLSchema,

@@ -613,8 +613,6 @@ async function main() {
       { roles: ["reviewer"] },
     );
     const urls = new Map<string, string>();
-    /** The process behind each URL (taskset execs node: the child's pid is the server's). */
-    const pids = new Map<string, number>();
     const fixtures = new Map<number, Fixture>();
     for (const size of options.sizes) {
       const databaseUrl = await ensureSeeded(size);
@@ -631,13 +629,11 @@ async function main() {
       if (wanted.has("bare")) {
         const s = await startServer(`bare-${size}`, "tests/bench/bare.server.ts", { DATABASE_URL: databaseUrl }, false);
         servers.push(s);
-        pids.set(s.url, s.child.pid as number);
         urls.set(`${size} bare`, s.url);
       }
       if (wanted.has("rest") || wanted.has("graphql")) {
         const s = await startServer(`app-${size}`, "src/main.ts", { ...env, RESPONSE_CACHE: "on" }, options.cpuProf);
         servers.push(s);
-        pids.set(s.url, s.child.pid as number);
         urls.set(`${size} rest`, s.url);
         urls.set(`${size} graphql`, s.url);
       }
@@ -649,7 +645,6 @@ async function main() {
           options.cpuProf,
         );
         servers.push(s);
-        pids.set(s.url, s.child.pid as number);
         urls.set(`${size} rest-nocache`, s.url);
         urls.set(`${size} graphql-nocache`, s.url);
       }
@@ -674,7 +669,8 @@ async function main() {
         const url = urls.get(`${cell.size} ${cell.target}`) as string;
         const request = await requestFor(url, cell.target, cell.op, fixtures.get(cell.size) as Fixture);
         await load(url, request, warmupOf(options, run), options.connections);
-        const pid = pids.get(url) as number;
+        // taskset execs node: the child's pid is the server's.
+        const pid = servers.find((s) => s.url === url)?.child.pid as number;
         const cpuBefore = cpuSeconds(pid);
         const saturation: Sample = await load(url, request, options.duration, options.connections);
         saturation.serverCpu = (cpuSeconds(pid) - cpuBefore) / options.duration;
