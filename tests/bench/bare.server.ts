@@ -9,7 +9,11 @@
  *   DATABASE_URL=file:./data/bench/sqlite-1000.db PORT=4100 node --import tsx tests/bench/bare.server.ts
  */
 import { createServer, type ServerResponse } from "node:http";
+import { setFlagsFromString } from "node:v8";
 import Database from "better-sqlite3";
+
+// The service's runtime setting (src/main.ts): the yardstick runs with the same V8 as the service.
+setFlagsFromString("--no-allocation-site-pretenuring");
 
 const path = (process.env.DATABASE_URL ?? "").replace(/^file:/, "");
 const db = new Database(path);
