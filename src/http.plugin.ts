@@ -1,7 +1,7 @@
 /**
  * The HTTP edge, in front of everything: a request id and one JSON log line per request, the body
- * limit (streamed bodies included: nothing is read past the limit), JSON-only bodies, and the
- * response headers/status that resolvers ask for through the context.
+ * limit (a declared length over it is refused unread; a chunked body is read here, never past it),
+ * JSON-only bodies, and the response headers/status that resolvers ask for through the context.
  *
  * A refused body is answered at once and the connection is closed (`Connection: close`): Node would
  * otherwise keep a keep-alive connection open and, to find the next request, read and discard the
@@ -104,6 +104,8 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
     errorResponse(url, apiError("PAYLOAD_TOO_LARGE", `The body is larger than ${max} bytes`), {
       Connection: "close",
     });
+  const unsupported = (url: URL) =>
+    errorResponse(url, apiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json"));
   return {
     async onRequest({ request, url, serverContext, setRequest, endResponse, fetchAPI }) {
       const edge = serverContext as EdgeContext;
@@ -122,13 +124,24 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
         return;
       }
       if (!request.body) return;
+      const declared = request.headers.get("content-length");
+      if (declared !== null && !request.headers.has("transfer-encoding")) {
+        // Framed by its Content-Length, checked above: no byte past it is read, so the body is left
+        // to the one reader that needs it (Yoga or the REST guard). Reading and rebuilding the
+        // request here cost ~15 µs of CPU per GraphQL POST (issue #7).
+        if (Number(declared) > 0 && !JSON_TYPE.test(request.headers.get("content-type") ?? "")) {
+          return endResponse(unsupported(url));
+        }
+        return;
+      }
+      // A body of no declared length (chunked, or built in process) is read here, never past the limit.
       const bytes = await readCapped(request.body, max);
       if (bytes === null) {
         edge.closeConnection = true;
         return endResponse(tooLarge(url));
       }
       if (bytes.byteLength > 0 && !JSON_TYPE.test(request.headers.get("content-type") ?? "")) {
-        return endResponse(errorResponse(url, apiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json")));
+        return endResponse(unsupported(url));
       }
       setRequest(
         new fetchAPI.Request(request.url, {

@@ -86,8 +86,8 @@ export function createApp(
     // /api/v1/health); no URL ends with a NUL, so this turns it off: /health is ours.
     healthCheckEndpoint: "\u0000",
     batching: false,
-    // The edge (http.plugin.ts) reads every body up to the configured limit before Yoga does; Yoga's
-    // own limit would pipe the bytes through a stream again (~10% of a POST's CPU).
+    // The edge (http.plugin.ts) enforces the configured limit before Yoga reads a byte; Yoga's own
+    // limit would pipe the bytes through a stream again (~10% of a POST's CPU).
     maxRequestBodySize: false,
     logging: config.logLevel === "silent" ? false : "warn",
     graphiql: config.production ? false : { title: "Agent Registry — GraphiQL" },

@@ -282,6 +282,47 @@ describe("a lying Content-Length", () => {
   });
 });
 
+describe("a body framed by its Content-Length (under the limit)", () => {
+  // The edge leaves such a body to the one reader that needs it (Yoga or the REST guard); these
+  // prove each request still gets exactly its own bytes on a keep-alive connection.
+  const http = (method: string, path: string, headers: Record<string, string>, body = "") =>
+    `${method} ${path} HTTP/1.1\r\nHost: registry.test\r\n${Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join("")}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  const health = "GET /api/v1/health HTTP/1.1\r\nHost: registry.test\r\nConnection: close\r\n\r\n";
+  const statuses = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+
+  test("a GraphQL POST and then another request on the same connection: both answered", async () => {
+    const providerCode = uniqueCode("framed");
+    const query = `mutation ($c: String, $n: String!, $s: String!, $t: AgentType!, $e: String!, $p: EndpointInput!) {
+      createProvider(providerCode: $c, name: $n, summary: $s, agentType: $t, contactEmail: $e, endpoint: $p) { providerCode } }`;
+    const i = intakeBody({ providerCode });
+    const variables = { c: providerCode, n: i.name, s: i.summary, t: i.agentType, e: i.contactEmail, p: i.endpoint };
+    const body = JSON.stringify({ query, variables });
+    const { text } = await raw(main, http("POST", "/graphql", { "Content-Type": "application/json" }, body) + health);
+    expect(statuses(text)).toEqual([200, 200]);
+    expect(text).toContain(`"providerCode":"${providerCode}"`);
+    expect(await db.provider.count({ where: { providerCode } })).toBe(1);
+  });
+
+  test("a body that is not JSON: 415 in the route's shape, nothing written, and the next request is read as one", async () => {
+    const providerCode = uniqueCode("framedtext");
+    const body = JSON.stringify(intakeBody({ providerCode }));
+    const rest = await raw(main, http("POST", "/api/v1/providers", { "Content-Type": "text/plain" }, body) + health);
+    expect(statuses(rest.text)).toEqual([415, 200]);
+    expect(rest.text).toContain('"code":"UNSUPPORTED_MEDIA_TYPE"');
+    const gql = await raw(
+      main,
+      http("POST", "/graphql", { "Content-Type": "text/plain" }, '{"query":"{ __typename }"}') + health,
+    );
+    expect(statuses(gql.text)).toEqual([415, 200]);
+    expect(gql.text).toMatch(
+      /"errors":\[\{"message":"Send the body as application\/json".*"code":"UNSUPPORTED_MEDIA_TYPE"/,
+    );
+    expect(await db.provider.count({ where: { providerCode } })).toBe(0);
+  });
+});
+
 describe("MAX_BODY_BYTES", () => {
   test("sets the limit: over it 413 on REST and GraphQL; the default is 64 KiB", async () => {
     expect(config.maxBodyBytes).toBe(LIMIT);
