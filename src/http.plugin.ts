@@ -104,7 +104,7 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
     errorResponse(url, apiError("PAYLOAD_TOO_LARGE", `The body is larger than ${max} bytes`), {
       Connection: "close",
     });
-  const unsupported = (url: URL) =>
+  const unsupportedType = (url: URL) =>
     errorResponse(url, apiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json"));
   return {
     async onRequest({ request, url, serverContext, setRequest, endResponse, fetchAPI }) {
@@ -124,14 +124,12 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
         return;
       }
       if (!request.body) return;
-      const declared = request.headers.get("content-length");
-      if (declared !== null && !request.headers.has("transfer-encoding")) {
+      const json = JSON_TYPE.test(request.headers.get("content-type") ?? "");
+      if (request.headers.has("content-length") && !request.headers.has("transfer-encoding")) {
         // Framed by its Content-Length, checked above: no byte past it is read, so the body is left
         // to the one reader that needs it (Yoga or the REST guard). Reading and rebuilding the
         // request here cost ~15 µs of CPU per GraphQL POST (issue #7).
-        if (Number(declared) > 0 && !JSON_TYPE.test(request.headers.get("content-type") ?? "")) {
-          return endResponse(unsupported(url));
-        }
+        if (declaresBody(request) && !json) return endResponse(unsupportedType(url));
         return;
       }
       // A body of no declared length (chunked, or built in process) is read here, never past the limit.
@@ -140,9 +138,7 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
         edge.closeConnection = true;
         return endResponse(tooLarge(url));
       }
-      if (bytes.byteLength > 0 && !JSON_TYPE.test(request.headers.get("content-type") ?? "")) {
-        return endResponse(unsupported(url));
-      }
+      if (bytes.byteLength > 0 && !json) return endResponse(unsupportedType(url));
       setRequest(
         new fetchAPI.Request(request.url, {
           method: request.method,
