@@ -4,8 +4,9 @@
  * waits for an fsync of the WAL that began after its commit. Here the service runs on its own SQLite
  * file with a sync the test holds and releases, and requests go through the front door: the answer
  * never leaves before the sync, the sync never begins before the commit, reads are not held, and a
- * write whose sync fails is not acknowledged. Then `walSync` itself: callers arriving while an fsync
- * runs share the next one, and none is released by an fsync that began before it asked.
+ * write whose sync fails is not acknowledged. Then `walSync` itself: the callers of one turn share
+ * one fsync, which begins at once even while another runs; with two running, later callers share the
+ * one that begins when the first ends; and none is released by an fsync that began before it asked.
  */
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
@@ -179,8 +180,9 @@ describe("writes are answered once durable (SQLite)", () => {
 });
 
 describe("walSync", () => {
-  test("callers arriving while an fsync runs share the next one, which begins after they asked", async () => {
-    const file = join(dir, "shared.db");
+  /** walSync on a fresh WAL whose fsyncs each take `ms`, recording when each began. */
+  async function slowSync(name: string, ms: number) {
+    const file = join(dir, name);
     writeFileSync(`${file}-wal`, "x");
     const handle = await open(`${file}-wal`, "r");
     const prototype = Object.getPrototypeOf(handle) as { datasync: () => Promise<void> };
@@ -189,23 +191,56 @@ describe("walSync", () => {
     const began: number[] = [];
     const spy = jest.spyOn(prototype, "datasync").mockImplementation(async function (this: unknown) {
       began.push(performance.now());
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, ms));
       return original.call(this);
     });
     const sync = walSync(file);
+    const write = () => appendFileSync(`${file}-wal`, "y");
+    const done = async () => {
+      spy.mockRestore();
+      await sync.close?.();
+    };
+    return { sync, spy, began, write, done };
+  }
+
+  test("callers of one turn share one fsync, which begins after they asked and without waiting for the one running", async () => {
+    const { sync, spy, began, write, done } = await slowSync("shared.db", 40);
     try {
       const first = sync();
       await new Promise((resolve) => setTimeout(resolve, 5));
-      appendFileSync(`${file}-wal`, "y");
+      write();
       const asked = performance.now();
       const waiting = Array.from({ length: 10 }, () => sync());
       await Promise.all([first, ...waiting]);
       // One fsync for the first caller, one for the ten that came while it ran.
       expect(spy).toHaveBeenCalledTimes(2);
       expect(began[1]).toBeGreaterThanOrEqual(asked);
+      // It began while the first still ran (40 ms), not after it.
+      expect((began[1] as number) - (began[0] as number)).toBeLessThan(30);
     } finally {
-      spy.mockRestore();
-      await sync.close?.();
+      await done();
+    }
+  });
+
+  test("with two fsyncs running, later callers share a third that begins once one of them ends", async () => {
+    const { sync, spy, began, write, done } = await slowSync("queued.db", 40);
+    try {
+      const first = sync();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const second = sync();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      write();
+      const asked = performance.now();
+      const late = [sync(), sync()];
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      late.push(sync());
+      await Promise.all([first, second, ...late]);
+      expect(spy).toHaveBeenCalledTimes(3);
+      expect(began[2]).toBeGreaterThanOrEqual(asked);
+      // Not before the first ended (it began at began[0] and took 40 ms).
+      expect((began[2] as number) - (began[0] as number)).toBeGreaterThanOrEqual(39);
+    } finally {
+      await done();
     }
   });
 
