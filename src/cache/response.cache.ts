@@ -402,7 +402,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
         // `req.body` that is already read).
         if (path !== "/graphql" || chunked || !(length > 0 && length <= MAX_NODE_BODY)) return false;
         return new Promise<boolean>((resolve) => {
-          readBody(req, length, (body) => {
+          const look = (body: Buffer) => {
             (req as IncomingMessage & { body?: Buffer }).body = body;
             if (body.byteLength !== length) return resolve(false);
             const since = current();
@@ -410,6 +410,12 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
             const key = keyFor(body.toString("latin1"));
             if (since instanceof Promise) since.then((g) => resolve(answer(lookup(key, g))));
             else resolve(answer(lookup(key, since)));
+          };
+          // A small body comes in the packet of its headers: node:http has buffered it by the time
+          // this turn's microtasks run, and it is taken in one piece, without events. Otherwise it is read as it comes.
+          queueMicrotask(() => {
+            if (req.readableLength >= length) look(req.read() as Buffer);
+            else readBody(req, length, look);
           });
         });
       }

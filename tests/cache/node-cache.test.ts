@@ -2,8 +2,10 @@
  * The response cache in a real server process, where hits are answered before Yoga
  * (src/cache/response.cache.ts, `serveNode`, reading a GraphQL POST's body itself): a repeated
  * anonymous GraphQL POST whose body is not ASCII is a hit with the same answer, a body one
- * character apart is not served another's answer, and a write empties the cache.
+ * character apart is not served another's answer, and a write empties the cache. A body that comes
+ * after its headers, in pieces, is read as it comes and answered alike, and the connection goes on.
  */
+import { Agent, request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "@jest/globals";
 import { intakeBody } from "../helpers.ts";
@@ -34,5 +36,62 @@ describe("the cache in front of Yoga", () => {
     expect(created.status).toBe(201);
     const afterWrite = await request(server, "POST", "/graphql", { body: search("Zürich ✓ routes") });
     expect(afterWrite.headers.get("x-cache")).toBeNull();
+  });
+
+  test("a body that comes after its headers, in pieces, is read whole; hits and misses go on over one connection", async () => {
+    const server = await startServer(`file:${join(tempDir(), "node-cache-split.db")}`, { RESPONSE_CACHE: "on" });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    /** A GraphQL POST on the one kept-alive connection; `split`: its headers first, then its body in two pieces. */
+    const post = (body: unknown, split: boolean) =>
+      new Promise<{ status?: number; cache?: string; text: string; reused: boolean }>((resolve, reject) => {
+        const bytes = Buffer.from(JSON.stringify(body));
+        const req = httpRequest(
+          {
+            host: "127.0.0.1",
+            port: server.port,
+            path: "/graphql",
+            method: "POST",
+            agent,
+            headers: { "content-type": "application/json", "content-length": bytes.byteLength },
+          },
+          (res) => {
+            let text = "";
+            res.setEncoding("utf8");
+            res.on("data", (chunk: string) => {
+              text += chunk;
+            });
+            res.on("end", () =>
+              resolve({
+                status: res.statusCode,
+                cache: res.headers["x-cache"] as string,
+                text,
+                reused: req.reusedSocket,
+              }),
+            );
+          },
+        );
+        req.on("error", reject);
+        if (!split) return void req.end(bytes);
+        req.flushHeaders();
+        setTimeout(() => {
+          req.write(bytes.subarray(0, 10));
+          setTimeout(() => req.end(bytes.subarray(10)), 30);
+        }, 30);
+      });
+    try {
+      const first = await post(search("split ünïcode"), true);
+      expect(first.status).toBe(200);
+      expect(first.cache).toBeUndefined();
+      expect(JSON.parse(first.text)).toEqual({ data: { providers: { items: [] } } });
+      const whole = await post(search("split ünïcode"), false);
+      expect(whole).toMatchObject({ status: 200, cache: "HIT", text: first.text, reused: true });
+      const splitAgain = await post(search("split ünïcode"), true);
+      expect(splitAgain).toMatchObject({ status: 200, cache: "HIT", text: first.text, reused: true });
+      const other = await post(search("another"), true);
+      expect(other).toMatchObject({ status: 200, reused: true });
+      expect(other.cache).toBeUndefined();
+    } finally {
+      agent.destroy();
+    }
   });
 });
