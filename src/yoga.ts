@@ -2,7 +2,6 @@
  * The application: graphql-yoga with its plugins, in the order a request meets them. It never
  * listens (main.ts does; tests call `yoga.fetch`).
  */
-import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import { GraphQLError } from "graphql";
 import { createYoga, type Plugin } from "graphql-yoga";
 import { reviewerVerifier } from "./auth/reviewer.jwt.ts";
@@ -91,7 +90,10 @@ export function createApp(
     maxRequestBodySize: false,
     logging: config.logLevel === "silent" ? false : "warn",
     graphiql: config.production ? false : { title: "Agent Registry — GraphiQL" },
-    renderGraphiQL,
+    // GraphiQL's renderer holds its whole bundle as strings (~30 MB of heap, a third of a production
+    // server's, issue #7): loaded when the page is first asked for, so never in production.
+    renderGraphiQL: (options) =>
+      import("@graphql-yoga/render-graphiql").then(({ renderGraphiQL }) => renderGraphiQL(options)),
     maskedErrors: {
       // Whatever was not raised as an API error is internal: logged, never shown.
       maskError: (error) => {
