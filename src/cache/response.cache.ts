@@ -114,9 +114,8 @@ export interface NodeEdge {
 const MAX_NODE_BODY = 16 * 1024;
 
 /**
- * Calls `then` with a request's body as soon as its declared `length` has arrived — for a small
- * body, while node:http is still parsing the packet that brought it, so that a hit is answered in
- * the same turn, as a GET is — or with what came before the body ended or failed short.
+ * Calls `then` with a request's body as soon as its declared `length` has arrived, or with what
+ * came before the body ended or failed short: for a body that did not come with its headers.
  */
 function readBody(req: IncomingMessage, length: number, then: (body: Buffer) => void): void {
   const chunks: Buffer[] = [];
@@ -412,7 +411,8 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
             else resolve(answer(lookup(key, since)));
           };
           // A small body comes in the packet of its headers: node:http has buffered it by the time
-          // this turn's microtasks run, and it is taken in one piece, without events. Otherwise it is read as it comes.
+          // this turn's microtasks run, and it is taken in one piece, without events, so that a hit
+          // is answered in the same turn, as a GET is. Otherwise it is read as it comes.
           queueMicrotask(() => {
             if (req.readableLength >= length) look(req.read() as Buffer);
             else readBody(req, length, look);
