@@ -71,7 +71,7 @@ export function walSync(databasePath: string): Sync {
     });
     await handle?.datasync();
   };
-  /** The fsyncs under way (two at most, but for a moment), the one this turn's callers share, the one queued behind. */
+  /** The fsyncs under way (two at most), the one this turn's callers share, and the wait queued behind. */
   const inFlight = new Set<Promise<void>>();
   let starting: Promise<void> | undefined;
   let next: Promise<void> | undefined;
@@ -89,9 +89,10 @@ export function walSync(databasePath: string): Sync {
       });
       return starting;
     }
+    // Once one ends, these callers go through the same door: any fsync they then join begins after they asked.
     next ??= Promise.race([...inFlight].map((running) => running.catch(() => undefined))).then(() => {
       next = undefined;
-      return start();
+      return sync();
     });
     return next;
   };
