@@ -29,35 +29,73 @@ function columns(statement: Statement): Database.ColumnDefinition[] {
   return described;
 }
 
-/** What the adapter does with `prepare(sql).bind(args)`: read its columns, run it, or read its rows raw. */
-function bound(statement: Statement, args: unknown[]) {
-  return {
-    reader: statement.reader,
-    columns: () => columns(statement),
-    run: () => statement.run(...args),
-    raw: () => ({ all: () => statement.raw(true).all(...args) }),
-    all: () => statement.raw(false).all(...args),
-    get: () => statement.raw(false).get(...args),
-  };
+/**
+ * What the adapter does with `prepare(sql).bind(args)`: read its columns, run it, or read its rows
+ * raw. A class, not an object literal of closures: one shape for every use, nothing defined on it per
+ * call (see README, "Hot objects are plain").
+ */
+class Bound {
+  constructor(
+    protected readonly statement: Statement,
+    private readonly args: unknown[],
+  ) {}
+  get reader(): boolean {
+    return this.statement.reader;
+  }
+  columns(): Database.ColumnDefinition[] {
+    return columns(this.statement);
+  }
+  run(): Database.RunResult {
+    return this.statement.run(...this.args);
+  }
+  raw(): RawBound {
+    return new RawBound(this.statement, this.args);
+  }
+  all(): unknown[] {
+    return this.statement.raw(false).all(...this.args);
+  }
+  get(): unknown {
+    return this.statement.raw(false).get(...this.args);
+  }
+}
+
+/** `raw()` of a use: its rows as arrays. */
+class RawBound {
+  constructor(
+    private readonly statement: Statement,
+    private readonly args: unknown[],
+  ) {}
+  all(): unknown[] {
+    return this.statement.raw(true).all(...this.args);
+  }
+}
+
+/** A cached statement as `prepare` hands it out: usable without arguments, or bound to some. */
+class Prepared extends Bound {
+  constructor(statement: Statement) {
+    super(statement, []);
+  }
+  bind(args: unknown[]): Bound {
+    return new Bound(this.statement, args);
+  }
 }
 
 function cachedConnection(db: Database.Database, max: number): Database.Database {
-  const statements = new Map<string, Statement>();
+  const statements = new Map<string, Prepared>();
   const prepare = (sql: string) => {
-    let statement = statements.get(sql);
-    if (statement) {
+    let prepared = statements.get(sql);
+    if (prepared) {
       // Most recently used last: the first key is the one to drop.
       statements.delete(sql);
     } else {
-      statement = db.prepare(sql) as Statement;
+      prepared = new Prepared(db.prepare(sql) as Statement);
       if (statements.size >= max) {
         const oldest = statements.keys().next().value;
         if (oldest !== undefined) statements.delete(oldest);
       }
     }
-    statements.set(sql, statement);
-    const s = statement;
-    return { ...bound(s, []), bind: (args: unknown[]) => bound(s, args) };
+    statements.set(sql, prepared);
+    return prepared;
   };
   return new Proxy(db, {
     get(target, key) {

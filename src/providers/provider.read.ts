@@ -118,8 +118,8 @@ export function summaryRow(raw: Record<string, unknown>): SummaryRow {
 
 /** A raw providers row as Prisma would answer it. */
 export function providerRow(raw: Record<string, unknown>): ProviderRow {
-  return {
-    ...summaryRow(raw),
+  // Object.assign, not `{ ...summaryRow(raw), … }` (README, "Hot objects are plain").
+  return Object.assign(summaryRow(raw), {
     description: (raw.description as string | null) ?? null,
     contactEmail: raw.contactEmail as string,
     capabilities: asJson(raw.capabilities),
@@ -129,7 +129,7 @@ export function providerRow(raw: Record<string, unknown>): ProviderRow {
     roles: asJson(raw.roles),
     version: Number(raw.version),
     createdAt: asDate(raw.createdAt),
-  };
+  });
 }
 
 // Token metadata never includes its hash: nothing that reads a profile needs it.
@@ -246,8 +246,7 @@ export async function readProvider(
   const raw = rows[0];
   if (!raw) return null;
   const list = (value: unknown) => (value === null || value === undefined ? [] : (asJson(value) as object[]));
-  return {
-    ...providerRow(raw),
+  return Object.assign(providerRow(raw), {
     tokens: list(raw.tokensJson).map((t) => tokenRow(t as Record<string, unknown>)),
     events: list(raw.eventsJson).map((e) => eventRow(e as Record<string, unknown>)),
     predecessorRows: list(raw.predecessorsJson).map((r) => {
@@ -259,7 +258,7 @@ export async function readProvider(
         reviewStage: row.reviewStage as string,
       };
     }),
-  };
+  });
 }
 
 /** Whether a Pothos/Prisma query object loads a relation (`include` or `select` of it). */

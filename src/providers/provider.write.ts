@@ -176,7 +176,7 @@ export async function patchProvider<R>(
     const row = await claimVersion(tx, { providerCode: input.providerCode, ifMatch: input.ifMatch, now });
     const version = row.version;
     const before = profileOf(row);
-    const after: Profile = { ...before, ...input.patch };
+    const after: Profile = Object.assign({ ...before }, input.patch);
     const changed = changedFields(before, after);
 
     await setColumns(tx, dialect, row.id, input.patch);
@@ -196,7 +196,7 @@ export async function patchProvider<R>(
       actor: input.actor,
       changedFields: changed,
       // The lifecycle (a PATCH never changes it) stays in the snapshot while it is not ACTIVE.
-      snapshot: { ...snapshotOf(after), ...lifecycleSnapshot(lifecycleOf(row)) },
+      snapshot: Object.assign(snapshotOf(after), lifecycleSnapshot(lifecycleOf(row))),
       event: {
         kind: "PROFILE_UPDATED",
         note: changed.length ? `version ${version}: ${changed.join(", ")}` : `version ${version}: no change`,
