@@ -57,7 +57,12 @@ export async function resolveViewer(
     if (expiresAt && expiresAt.getTime() <= now) throw unauthenticated();
     const lastUsedAt = asDateOrNull(row.lastUsedAt);
     if (!lastUsedAt || now - lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
-      await db.accessToken.update({ where: { id: Number(row.id) }, data: { lastUsedAt: new Date(now) } });
+      // Raw too: Prisma's query interpreter builds objects that outlive young collections
+      // (README, "Hot objects are plain"), and this runs on the first request of every fresh token.
+      await queryRows(
+        db,
+        Prisma.sql`UPDATE "access_tokens" SET "lastUsedAt" = ${new Date(now)} WHERE "id" = ${Number(row.id)}`,
+      );
     }
     return {
       kind: "agent",

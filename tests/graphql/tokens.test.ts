@@ -1,6 +1,6 @@
 /** Mutation.issueToken and Mutation.revokeToken: the same rules as the REST token routes. */
 import { describe, expect, test } from "@jest/globals";
-import { approve, db, gql, gqlCodes, intake, reviewerToken } from "../helpers.ts";
+import { approve, call, db, gql, gqlCodes, intake, reviewerToken } from "../helpers.ts";
 
 const ISSUE = `mutation I($code: String!, $label: String, $revokeCurrent: Boolean) {
   issueToken(providerCode: $code, label: $label, revokeCurrent: $revokeCurrent) { accessToken token { tokenId label } }
@@ -13,6 +13,30 @@ const WHO = `query P($code: String!) { provider(providerCode: $code) { providerC
 async function activeTokens(providerCode: string): Promise<number> {
   return db.accessToken.count({ where: { provider: { providerCode }, revokedAt: null } });
 }
+
+describe("lastUsedAt", () => {
+  test("a token's first use records when it was used, as the ORM and the raw reads both read it", async () => {
+    const created = await intake({ visibility: "PRIVATE" });
+    const stored = () => db.accessToken.findFirstOrThrow({ where: { provider: { providerCode: created.providerCode } } });
+    expect((await stored()).lastUsedAt).toBeNull();
+    const before = Date.now();
+    const read = await call("GET", `/api/v1/providers/${created.providerCode}`, { token: created.accessToken });
+    expect(read.status).toBe(200);
+    const used = (await stored()).lastUsedAt;
+    expect(used).toBeInstanceOf(Date);
+    expect(used!.getTime()).toBeGreaterThanOrEqual(before - 1000);
+    expect(used!.getTime()).toBeLessThanOrEqual(Date.now());
+    // The profile (raw reads) and GraphQL's token field (the ORM) show the same instant.
+    const again = await call("GET", `/api/v1/providers/${created.providerCode}`, { token: created.accessToken });
+    expect(again.body.tokens[0].lastUsedAt).toBe(used!.toISOString());
+    const graph = await gql(
+      `query P($code: String!) { provider(providerCode: $code) { tokens { lastUsedAt } } }`,
+      { code: created.providerCode },
+      { token: created.accessToken },
+    );
+    expect(graph.body.data.provider.tokens[0].lastUsedAt).toBe(used!.toISOString());
+  });
+});
 
 describe("Mutation.issueToken", () => {
   test("at most 5 active tokens: the sixth is CONFLICT", async () => {
