@@ -17,7 +17,8 @@ async function activeTokens(providerCode: string): Promise<number> {
 describe("lastUsedAt", () => {
   test("a token's first use records when it was used, as the ORM and the raw reads both read it", async () => {
     const created = await intake({ visibility: "PRIVATE" });
-    const stored = () => db.accessToken.findFirstOrThrow({ where: { provider: { providerCode: created.providerCode } } });
+    const stored = () =>
+      db.accessToken.findFirstOrThrow({ where: { provider: { providerCode: created.providerCode } } });
     expect((await stored()).lastUsedAt).toBeNull();
     const before = Date.now();
     const read = await call("GET", `/api/v1/providers/${created.providerCode}`, { token: created.accessToken });
