@@ -262,7 +262,7 @@ export function createFeed(options: {
       queryRows(
         db,
         Prisma.sql`SELECT ${columnsSql(SUMMARY_COLUMNS)}, p."version" FROM "providers" AS p WHERE p."id" IN (${Prisma.join(providerIds)})`,
-      ).then((rows) => rows.map((raw) => ({ ...summaryRow(raw), version: Number(raw.version) }))),
+      ).then((rows) => rows.map((raw) => Object.assign(summaryRow(raw), { version: Number(raw.version) }))),
       reviewIds.length
         ? db.review.findMany({
             where: { id: { in: reviewIds } },
