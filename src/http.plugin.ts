@@ -25,8 +25,10 @@ interface EdgeContext {
   startedAt?: number;
   /** The answer must close the connection: a body was refused or left unread. */
   closeConnection?: boolean;
+  /** The request's path, read once by Yoga (`onRequest`'s URL) and kept for the log line. */
+  path?: string;
   /** Filled while the request runs, read by the log line (the context holds the same object). */
-  logFields?: { operation?: string };
+  logFields?: { operation?: string; route?: string };
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -110,6 +112,7 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
     async onRequest({ request, url, serverContext, setRequest, endResponse, fetchAPI }) {
       const edge = serverContext as EdgeContext;
       edge.requestId = requestIdFor(request.headers.get("x-request-id"));
+      edge.path = url.pathname;
       edge.logFields = {};
       edge.startedAt = performance.now();
       edge.response = { headers: new Headers({ "X-Request-Id": edge.requestId }) };
@@ -181,14 +184,14 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
         }
         if (edge.closeConnection) lingerOnClose(serverContext);
       }
-      const url = new URL(request.url);
       options.log({
         time: new Date().toISOString(),
         level: answer.status >= 500 ? "error" : "info",
         requestId: edge.requestId,
         method: request.method,
-        // The pattern, never the path: paths carry ids, and a careless client's token.
-        route: routeOf(url.pathname),
+        // The pattern, never the path: paths carry ids, and a careless client's token. The REST
+        // guard names the route it matched; anything else is matched here.
+        route: edge.logFields?.route ?? routeOf(edge.path ?? new URL(request.url).pathname),
         operation: edge.logFields?.operation,
         status: answer.status,
         ms: edge.startedAt === undefined ? undefined : Math.round((performance.now() - edge.startedAt) * 10) / 10,

@@ -14,6 +14,7 @@ import { setFlagsFromString } from "node:v8";
 import { loadConfig } from "./config.ts";
 import { migrate } from "./db.migrate.ts";
 import { openDb } from "./db.ts";
+import { writeLogLine } from "./request.log.ts";
 import { createApp } from "./yoga.ts";
 
 // V8 "pretenures" an allocation site, allocating its objects straight into the old generation from
@@ -28,7 +29,8 @@ import { createApp } from "./yoga.ts";
 // it collects, as the measurement shows.)
 setFlagsFromString("--no-allocation-site-pretenuring");
 
-const log = (line: Record<string, unknown>) => console.log(JSON.stringify({ time: new Date().toISOString(), ...line }));
+// The same writer as the request lines, so the process's lines keep their order.
+const log = (line: Record<string, unknown>) => writeLogLine(Object.assign({ time: new Date().toISOString() }, line));
 
 const config = loadConfig();
 await migrate(config.databaseUrl);

@@ -18,7 +18,7 @@ import { useCompiledExecution } from "./jit.plugin.ts";
 import { useGraphqlLimits } from "./limits/graphql.limits.ts";
 import { credentialGuard, useLimits } from "./limits/limits.plugin.ts";
 import { createLimits, type Limits } from "./limits/rate.limits.ts";
-import { routeOf } from "./request.log.ts";
+import { routeOf, writeLogLine } from "./request.log.ts";
 import { useRest } from "./rest/rest.plugin.ts";
 import { schema } from "./schema.ts";
 import { useTransportRoutes } from "./transport.plugin.ts";
@@ -53,8 +53,7 @@ const useErrorCodes: Plugin = {
 
 /** The JSON line logger of a configuration. */
 function logger(config: Config): (line: Record<string, unknown>) => void {
-  // One write per line (console.log would format its argument again, on every request).
-  return config.logLevel === "silent" ? () => {} : (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
+  return config.logLevel === "silent" ? () => {} : writeLogLine;
 }
 
 /**

@@ -24,6 +24,7 @@ import type { Plugin } from "graphql-yoga";
 import { useSofa } from "sofa-api";
 import { apiError, badInput, type FieldError, notFound, unauthenticated } from "../errors.ts";
 import { READ_ONLY_FIELDS } from "../providers/provider.rules.ts";
+import { routePattern } from "../request.log.ts";
 import { problemResponse, sofaErrorHandler } from "./problem.ts";
 import { pathParams, REST_BASE, REST_ROUTES, type RestRoute, routesOf } from "./rest.routes.ts";
 
@@ -178,6 +179,8 @@ async function check(
 /** What the guard leaves on the server context for the operation SOFA runs. */
 interface RestContext {
   restNulls?: string[];
+  /** The log line's fields (http.plugin.ts): the guard names the route it matched. */
+  logFields?: { route?: string };
 }
 
 /** The app's plugins for one request (Yoga's `getEnveloped`): what SOFA's operation runs through. */
@@ -254,7 +257,9 @@ export function useRest(): Plugin[] {
       try {
         if (!schema || !handlers) throw new Error("schema not ready");
         const { route, params, nulls } = await check(schema, request, url);
-        (serverContext as RestContext).restNulls = nulls;
+        const rest = serverContext as RestContext;
+        rest.restNulls = nulls;
+        if (rest.logFields) rest.logFields.route = routePattern(route);
         Object.defineProperty(request, "params", { value: params, configurable: true });
         endResponse(await (handlers.get(route) as SofaHandler)(request, serverContext));
       } catch (error) {
