@@ -4,7 +4,7 @@ import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQueryable } from "@prisma/driver-adapter-utils";
 import { cachedStatements } from "./cache/statement.cache.ts";
 import { type Checkpointer, type CheckpointOptions, startCheckpointer } from "./db.checkpoint.ts";
-import { isolatedSqlite, walSync } from "./db.sqlite.ts";
+import { isolatedSqlite, type ObjectRows, rawQuery, rowObjects, walSync } from "./db.sqlite.ts";
 import { Prisma, PrismaClient } from "./generated/prisma/client.ts";
 
 /**
@@ -48,7 +48,9 @@ export function assignments(columns: Record<string, unknown>): Prisma.Sql[] {
 const TRANSACTIONS = { maxWait: 10_000, timeout: 15_000 };
 
 /** What a raw statement needs of a driver adapter connection, which may also start transactions. */
-type RawQueryable = Pick<SqlQueryable, "queryRaw"> & Partial<Pick<SqlDriverAdapter, "startTransaction">>;
+type RawQueryable = Pick<SqlQueryable, "queryRaw"> &
+  Partial<Pick<SqlDriverAdapter, "startTransaction">> &
+  Partial<ObjectRows>;
 
 /** The connections that `queryRows` may read through directly, by the client that opened them. */
 const directReads = new WeakMap<object, () => RawQueryable | undefined>();
@@ -121,26 +123,22 @@ export async function rawTransaction<T>(db: Db, work: (tx: RawTx) => Promise<T>)
 }
 
 /**
- * Rows of one raw statement, each an object by column name. On SQLite straight through the driver
- * adapter's connection: Prisma's client spends ~0.2 ms per wide row turning a raw result into
- * typed objects that the readers (provider.read.ts) convert again anyway — a fifth of an uncached
- * profile read (issue #7); in a transaction of `rawTransaction`, straight through the open
- * transaction. Otherwise (other transactions, PostgreSQL) through `$queryRaw`. Values come
- * as the driver gives them: readers convert with asDate/asJson.
+ * Rows of one raw statement, each an object by column name. On SQLite straight from the client's
+ * own connection (db.sqlite.ts, `queryObjects`): Prisma's client spends ~0.2 ms per wide row turning
+ * a raw result into typed objects that the readers (provider.read.ts) convert again anyway — a fifth
+ * of an uncached profile read (issue #7); in a transaction of `rawTransaction`, straight through the
+ * open transaction. Otherwise (other transactions, PostgreSQL) through `$queryRaw`. Values come as
+ * the driver gives them: readers convert with asDate/asJson.
  */
 export async function queryRows(db: Queryable, sql: Prisma.Sql): Promise<Record<string, unknown>[]> {
   const connection = directReads.get(db)?.() ?? directTransactions.get(db);
   if (!connection) return (db as Db).$queryRaw<Record<string, unknown>[]>(sql);
-  const { columnNames, rows } = await connection.queryRaw({
-    sql: sql.sql,
-    args: sql.values,
-    argTypes: sql.values.map(() => ({ scalarType: "unknown", arity: "scalar" })),
-  });
-  return rows.map((row) => {
-    const object: Record<string, unknown> = {};
-    for (let i = 0; i < columnNames.length; i++) object[columnNames[i] as string] = row[i];
-    return object;
-  });
+  const query = { sql: sql.sql, args: sql.values };
+  // Objects straight from better-sqlite3 on this service's connections (db.sqlite.ts); a connection
+  // without them (a test's counting adapter) answers arrays.
+  return connection.queryObjects
+    ? connection.queryObjects(query)
+    : rowObjects(await connection.queryRaw(rawQuery(query)));
 }
 
 /** Opens the configured database; on SQLite `checkpoints` tunes its WAL checkpoints (db.checkpoint.ts; tests). */
