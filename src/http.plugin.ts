@@ -115,7 +115,7 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
       edge.path = url.pathname;
       edge.logFields = {};
       edge.startedAt = performance.now();
-      edge.response = { headers: new Headers({ "X-Request-Id": edge.requestId }) };
+      edge.response = { headers: new Map() };
 
       // Whatever the method, a declared length over the limit is refused before a byte is read.
       if (Number(request.headers.get("content-length") ?? "0") > max) {
@@ -161,9 +161,8 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
       if (edge.response) {
         const bag = edge.response;
         const apply = (headers: Headers) => {
-          bag.headers.forEach((value, key) => {
-            headers.set(key, value);
-          });
+          headers.set("X-Request-Id", edge.requestId as string);
+          for (const [name, value] of bag.headers) headers.set(name, value);
           if (edge.closeConnection) headers.set("Connection", "close");
         };
         let copied = bag.status !== undefined && bag.status !== response.status;

@@ -114,7 +114,7 @@ export function createApp(
       ({
         db,
         config,
-        response: (initial.response as ResponseBag | undefined) ?? { headers: new Headers() },
+        response: (initial.response as ResponseBag | undefined) ?? { headers: new Map() },
       }) as unknown as Context,
     plugins: [
       useHttpEdge({ log, maxBodyBytes: config.maxBodyBytes }),
