@@ -22,7 +22,7 @@ describe("raw rows", () => {
     const select = (code: string, until: Date, flag: boolean) =>
       Prisma.sql`SELECT p."id", p."providerCode", p."capabilities", p."policy", p."successorCode", p."createdAt", p."version"
         FROM "providers" AS p
-        WHERE p."providerCode" = ${code} AND p."createdAt" <= ${until} AND (${flag} OR p."id" < 0) AND ${null} IS NULL`;
+        WHERE p."providerCode" = ${code} AND p."createdAt" <= ${until} AND (${flag} OR p."id" < 0) AND COALESCE(${null}, p."providerCode") = p."providerCode"`;
 
     const direct = await queryRows(db, select(created.providerCode, soon, true));
     expect(direct).toEqual(await queryRows(adapter.db, select(created.providerCode, soon, true)));
