@@ -25,6 +25,7 @@
 import { type FileHandle, open } from "node:fs/promises";
 import type { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import type { SqlQuery } from "@prisma/driver-adapter-utils";
+import type Database from "better-sqlite3";
 import type { Checkpointer } from "./db.checkpoint.ts";
 
 type Factory = PrismaBetterSqlite3;
@@ -48,13 +49,6 @@ export function rowObjects({ columnNames, rows }: { columnNames: string[]; rows:
     for (let i = 0; i < columnNames.length; i++) object[columnNames[i] as string] = row[i];
     return object;
   });
-}
-
-/** A better-sqlite3 statement bound to its arguments. */
-interface Bound {
-  readonly reader: boolean;
-  all(): unknown[];
-  run(): unknown;
 }
 
 /**
@@ -88,7 +82,7 @@ async function objectRows(
   queryable: Pick<Inner, "queryRaw">,
   query: Pick<SqlQuery, "sql" | "args">,
 ): Promise<Record<string, unknown>[]> {
-  const client = (queryable as { client?: { prepare(sql: string): { bind(args: unknown[]): Bound } } }).client;
+  const client = (queryable as { client?: Pick<Database.Database, "prepare"> }).client;
   if (client) {
     const bound = client.prepare(query.sql).bind(query.args.map(sqliteArg));
     if (bound.reader) return (bound.all() as Record<string, unknown>[]).map(numbers);
