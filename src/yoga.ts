@@ -84,6 +84,10 @@ export function createApp(
     // /api/v1/health); no URL ends with a NUL, so this turns it off: /health is ours.
     healthCheckEndpoint: "\u0000",
     batching: false,
+    // Bodies are JSON only (the edge answers anything else 415): no multipart parser to ask.
+    multipart: false,
+    // Parsed documents are cached by Yoga; validation verdicts by document (graphql.limits.ts).
+    parserAndValidationCache: { validationCache: false },
     // The edge (http.plugin.ts) enforces the configured limit before Yoga reads a byte; Yoga's own
     // limit would pipe the bytes through a stream again (~10% of a POST's CPU).
     maxRequestBodySize: false,

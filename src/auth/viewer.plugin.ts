@@ -87,10 +87,12 @@ export function useViewer(
   guard?: CredentialGuard,
 ): Plugin<{ viewer: Viewer } & AddressSource> {
   return {
-    async onContextBuilding({ context, extendContext }) {
+    onContextBuilding({ context, extendContext }) {
       const authorization = context.request.headers.get("authorization");
+      // An anonymous caller needs no lookup: its context is built without waiting a turn (issue #7).
+      if (authorization === null) return extendContext({ viewer: { kind: "anonymous" } });
       const resolve = () => resolveViewer(authorization, db, verifyReviewer);
-      extendContext({ viewer: await (guard && authorization !== null ? guard(context, resolve) : resolve()) });
+      return (guard ? guard(context, resolve) : resolve()).then((viewer) => extendContext({ viewer }));
     },
   };
 }

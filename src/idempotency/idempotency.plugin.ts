@@ -144,7 +144,7 @@ type Log = (line: Record<string, unknown>) => void;
 
 /** The Yoga plugin; place it before the rate limits, so that a replay or a refusal costs no intake. */
 export function useIdempotency(log: Log = () => {}): Plugin {
-  return {
+  const keyed: Plugin = {
     async onExecute({ args, setResultAndStopExecution }) {
       const ctx = args.contextValue as unknown as Context & { idempotency?: IdempotencyState; restNulls?: string[] };
       const header = ctx.request.headers.get(IDEMPOTENCY_HEADER);
@@ -248,6 +248,14 @@ export function useIdempotency(log: Log = () => {}): Plugin {
           }
         },
       };
+    },
+  };
+  return {
+    // An operation without the header goes on at once, without waiting a turn (issue #7).
+    onExecute(payload) {
+      const ctx = payload.args.contextValue as unknown as Context;
+      // `get`, not `has`: the fetch ponyfill answers `has` false for a header sent empty.
+      if (ctx.request.headers.get(IDEMPOTENCY_HEADER) !== null) return keyed.onExecute?.(payload);
     },
   };
 }

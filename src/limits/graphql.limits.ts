@@ -77,8 +77,12 @@ export function useGraphqlLimits(limits: GraphqlLimitsConfig, options: { graphiq
     },
   };
 
-  /** Documents that passed Yoga's validate phase, and the verdicts on those that reached execution without. */
-  const validated = new WeakSet<DocumentNode>();
+  /**
+   * The verdict of validation on each document: a /graphql document's from Yoga's validate phase, a
+   * REST route's from here, before it first runs. An app's rules are the same for every request, so a
+   * verdict holds for good. It stands in for Yoga's validation cache (turned off in yoga.ts), which
+   * keys its entries by the names of the rules, joined afresh for every request (issue #7).
+   */
   const verdicts = new WeakMap<DocumentNode, readonly GraphQLError[]>();
   let getEnveloped: GetEnveloped | undefined;
 
@@ -86,27 +90,27 @@ export function useGraphqlLimits(limits: GraphqlLimitsConfig, options: { graphiq
     onYogaInit({ yoga }) {
       getEnveloped = yoga.getEnveloped as unknown as GetEnveloped;
     },
-    onValidate({ params }) {
-      return ({ valid }) => {
-        if (valid) validated.add(params.documentAST);
+    onValidate({ params, setResult }) {
+      const known = verdicts.get(params.documentAST);
+      if (known) return setResult(known);
+      return ({ result }) => {
+        verdicts.set(params.documentAST, result as readonly GraphQLError[]);
       };
     },
     onExecute({ args, setResultAndStopExecution }) {
-      if (validated.has(args.document)) return;
       let errors = verdicts.get(args.document);
       if (!errors) {
         if (!getEnveloped) throw new Error("graphql limits: Yoga did not initialise the plugin");
         const enveloped = getEnveloped(args.contextValue as unknown as Record<string, unknown>);
-        let found: readonly GraphQLError[];
         try {
-          // The parse is for the token limit only; the document that runs is SOFA's own.
+          // The parse is for the token limit only; the document that runs is SOFA's own. The
+          // verdict of validate is kept by the hook above.
           enveloped.parse(print(args.document));
-          found = enveloped.validate(enveloped.schema, args.document);
+          errors = enveloped.validate(enveloped.schema, args.document) as readonly GraphQLError[];
         } catch (error) {
-          found = [error as GraphQLError];
+          errors = [error as GraphQLError];
+          verdicts.set(args.document, errors);
         }
-        verdicts.set(args.document, found);
-        errors = found;
       }
       if (errors.length > 0) {
         setResultAndStopExecution({

@@ -91,20 +91,22 @@ const INTAKE_FIELDS = new Set(["createProvider", "importProvider"]);
  */
 export function useLimits(limits: Limits, trustProxy: number): Plugin<{ viewer: Viewer } & AddressSource> {
   return {
-    async onExecute({ args, setResultAndStopExecution }) {
+    // Synchronous until there is something to count: a read goes on without waiting a turn (issue #7).
+    onExecute({ args, setResultAndStopExecution }) {
       if (!limits.enabled) return;
       const operation = getOperationAST(args.document, args.operationName);
       if (operation?.operation !== "mutation") return;
       const fields = rootFields(args.document, operation);
       const context = args.contextValue;
-      try {
+      const count = async () => {
         const intakes = fields.filter((f) => INTAKE_FIELDS.has(f)).length;
         if (intakes > 0) await limits.consume("intake", clientAddress(context, trustProxy), intakes);
         if (context.viewer?.kind === "agent") await limits.consume("writes", context.viewer.tokenId, fields.length);
-      } catch (error) {
+      };
+      return count().catch((error: unknown) => {
         if (codeOf(error) !== "RATE_LIMITED") throw error;
         setResultAndStopExecution({ errors: [error as never] });
-      }
+      });
     },
     async onDispose() {
       await limits.close();
