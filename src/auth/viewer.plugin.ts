@@ -32,12 +32,8 @@ export function actorOf(viewer: Viewer): string {
 /** How stale `lastUsedAt` may get before a request refreshes it (a write per read would be waste). */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-export async function resolveViewer(
-  authorization: string | null,
-  db: Db,
-  verifyReviewer: ReviewerVerifier,
-): Promise<Viewer> {
-  if (authorization === null) return { kind: "anonymous" };
+/** The viewer of a request that sent an `Authorization` header (without one, it is anonymous: `useViewer`). */
+export async function resolveViewer(authorization: string, db: Db, verifyReviewer: ReviewerVerifier): Promise<Viewer> {
   const match = /^Bearer ([^\s]+)$/i.exec(authorization.trim());
   const token = match?.[1];
   if (!token) throw unauthenticated();
