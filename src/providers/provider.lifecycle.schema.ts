@@ -8,7 +8,7 @@ import { builder, type Context } from "../builder.ts";
 import { dialectOf } from "../db.ts";
 import { notFound } from "../errors.ts";
 import { changeLifecycle, MAX_LIFECYCLE_MESSAGE } from "./provider.lifecycle.ts";
-import { type PredecessorRow, queriesRelation, readProvider } from "./provider.read.ts";
+import { type PredecessorRow, readProvider, relationsAsked } from "./provider.read.ts";
 import { LifecycleEnum, ownerScope, ProviderRef, ProviderSummaryRef } from "./provider.schema.ts";
 import { canSee } from "./provider.visibility.ts";
 
@@ -69,7 +69,7 @@ function ifMatchOf(ctx: Context): number | "*" | null | undefined {
 }
 
 builder.mutationField("setProviderLifecycle", (t) =>
-  t.prismaField({
+  t.field({
     type: ProviderRef,
     description:
       "Deprecates (message required, successor optional), retires (message and successor optional) or reactivates a provider, recording a new version and a timeline event. The owner (agent token) or a reviewer; retirement is final for the owner, only a reviewer can undo it. Send If-Match to refuse a stale change.",
@@ -85,8 +85,9 @@ builder.mutationField("setProviderLifecycle", (t) =>
           "The providerCode of the agent to use instead: an existing provider everyone may see, not RETIRED, not this one, and not one whose successors lead back here",
       }),
     },
-    resolve: async (query, _root, args, ctx) => {
+    resolve: async (_root, args, ctx, info) => {
       const dialect = dialectOf(ctx.config.databaseUrl);
+      const asked = relationsAsked(ctx, info);
       const { version, written } = await changeLifecycle(
         ctx.db,
         {
@@ -100,11 +101,7 @@ builder.mutationField("setProviderLifecycle", (t) =>
           canSeeSuccessor: (successor) => canSee({ kind: "anonymous" }, successor),
         },
         // The provider as this change left it, read in its transaction (not a later write's).
-        (tx) =>
-          readProvider(tx, dialect, args.providerCode, {
-            tokens: queriesRelation(query, "tokens"),
-            events: queriesRelation(query, "events"),
-          }),
+        (tx) => readProvider(tx, dialect, args.providerCode, asked),
       );
       ctx.response.headers.set("ETag", `"${version}"`);
       if (!written) throw notFound(`No provider "${args.providerCode}"`);

@@ -19,7 +19,7 @@ import {
   PATCH_PATHS,
   requestOfPatch,
 } from "./provider.lifecycle.ts";
-import { queriesRelation, readProvider, SUMMARY_SELECT, type SummaryRow } from "./provider.read.ts";
+import { readProvider, relationsAsked, SUMMARY_SELECT, type SummaryRow } from "./provider.read.ts";
 import {
   AGENT_TYPES,
   AUTH_SCHEMES,
@@ -362,16 +362,17 @@ builder.queryFields((t) => ({
     },
   }),
 
-  provider: t.prismaField({
+  provider: t.field({
     type: ProviderRef,
     description: "A provider's full profile.",
     args: { providerCode: t.arg.string({ required: true }) },
-    resolve: async (query, _root, args, ctx) => {
+    resolve: async (_root, args, ctx, info) => {
       // One round trip: the row with its tokens (only a signed-in caller may be shown them) and
       // timeline, when the operation asks for them (provider.read.ts).
+      const asked = relationsAsked(ctx, info);
       const provider = await readProvider(ctx.db, dialectOf(ctx.config.databaseUrl), args.providerCode, {
-        tokens: ctx.viewer.kind !== "anonymous" && queriesRelation(query, "tokens"),
-        events: queriesRelation(query, "events"),
+        tokens: ctx.viewer.kind !== "anonymous" && asked.tokens,
+        events: asked.events,
       });
       if (!provider || !canSee(ctx.viewer, provider)) throw notFound(`No provider "${args.providerCode}"`);
       ctx.response.headers.set("ETag", `"${provider.version}"`);
@@ -499,7 +500,7 @@ builder.mutationFields((t) => ({
     },
   }),
 
-  updateProvider: t.prismaField({
+  updateProvider: t.field({
     type: ProviderRef,
     description:
       "Changes the given fields of the caller's own profile and records a new version. Send If-Match to refuse a stale update.",
@@ -515,16 +516,13 @@ builder.mutationFields((t) => ({
       }),
       successorCode: t.arg.string({ description: "The providerCode of the agent to use instead" }),
     },
-    resolve: async (query, _root, { providerCode, lifecycle, lifecycleMessage, successorCode, ...fields }, ctx) => {
+    resolve: async (_root, { providerCode, lifecycle, lifecycleMessage, successorCode, ...fields }, ctx, info) => {
       // The profile as this PATCH left it, read in its transaction in one round trip
       // (provider.read.ts): after the commit it could already hold a concurrent later PATCH,
       // unlike the ETag. The caller is its owner.
       const dialect = dialectOf(ctx.config.databaseUrl);
-      const readBack = (tx: Queryable) =>
-        readProvider(tx, dialect, providerCode, {
-          tokens: queriesRelation(query, "tokens"),
-          events: queriesRelation(query, "events"),
-        });
+      const relations = relationsAsked(ctx, info);
+      const readBack = (tx: Queryable) => readProvider(tx, dialect, providerCode, relations);
       const asked = Object.entries({ lifecycle, lifecycleMessage, successorCode }).filter(([, v]) => v !== undefined);
       let answer: { version: number; written: Awaited<ReturnType<typeof readBack>> };
       if (asked.length > 0) {

@@ -86,6 +86,28 @@ describe("one round trip per read", () => {
     expect(anonymous.body.reviewTimeline).toHaveLength(3);
   });
 
+  test("the detail asked under aliases, twice, and through fragments: one round trip, the same rows", async () => {
+    // What the relations asked for are is read off the operation (provider.read.ts, relationsAsked):
+    // a relation field it missed would load its own rows, one statement more.
+    const SHAPED = `query ($code: String!) {
+      p: provider(providerCode: $code) { providerCode ...Parts timeline: reviewTimeline { kind } }
+    }
+    fragment Parts on Provider { ... on Provider { keys: tokens { tokenId } } reviewTimeline { at kind } }`;
+    const statements = await roundTrips(() => gql(SHAPED, { code }, { app, token: reviewer }));
+    expect(statements).toHaveLength(1);
+    const { body } = await gql(SHAPED, { code }, { app, token: reviewer });
+    expect(body.data.p.keys).toHaveLength(1);
+    const kinds = body.data.p.reviewTimeline.map((e: { kind: string }) => e.kind);
+    expect(kinds).toEqual(["SUBMITTED", "TOKEN_ISSUED", "APPROVED"]);
+    expect(body.data.p.timeline.map((e: { kind: string }) => e.kind)).toEqual(kinds);
+    // Without the relations, nothing of them is read (the statement is the plain profile's).
+    const plain = await roundTrips(() =>
+      gql("query ($code: String!) { provider(providerCode: $code) { name } }", { code }, { app }),
+    );
+    expect(plain).toHaveLength(1);
+    expect(plain[0]).not.toContain("review_events");
+  });
+
   test("an agent's read: the look-up of its token, then the one read of the data", async () => {
     await call("GET", `/api/v1/providers/${code}`, { app, token }); // lastUsedAt is fresh now
     // What reading the credential alone costs (src/auth/viewer.plugin.ts: the token with its provider).
