@@ -282,10 +282,10 @@ const askedByField = new WeakMap<FieldNode, Asked>();
  * Which relations the Provider field `info` resolves asks for (`readProvider` then loads them with
  * the row), and Pothos told that the row it resolves with holds them — what `t.prismaField` would
  * learn from its query plan. That plan is walked afresh on every request, through every field of
- * the profile: measured side by side (issue #7), 57 µs of the 286 µs of an uncached REST detail read
- * and 60 of 340 over /graphql. Here the selection is walked once per document, through its
- * fragments and under its aliases; a relation field not recorded would load its own rows (the
- * round-trip test would count them).
+ * the profile: measured side by side (issue #7), an uncached REST detail read went 285–289 →
+ * 233–248 µs without it, over /graphql 347–365 → 290–301 µs. Here the selection is walked once
+ * per document, through its fragments and under its aliases; a relation field not recorded would
+ * load its own rows (tests/perf/round-trips.test.ts counts them). The answer is shared: frozen.
  */
 export function relationsAsked(ctx: object, info: GraphQLResolveInfo): Relations {
   const node = info.fieldNodes.length === 1 ? info.fieldNodes[0] : undefined;
@@ -318,5 +318,6 @@ function askedOf(info: GraphQLResolveInfo): Asked {
     }
   };
   for (const field of info.fieldNodes) walk(field.selectionSet);
+  Object.freeze(asked.relations);
   return asked;
 }
