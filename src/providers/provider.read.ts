@@ -214,9 +214,12 @@ function predecessorsJson(dialect: Dialect): Prisma.Sql {
       );
 }
 
+/** The relations a profile read loads with the row. */
+type Relations = { tokens: boolean; events: boolean };
+
 /** The detail's statement but its condition, built once per dialect and relations asked (issue #7). */
 const detailSelects = new Map<string, Prisma.Sql>();
-function detailSelect(dialect: Dialect, relations: { tokens: boolean; events: boolean }): Prisma.Sql {
+function detailSelect(dialect: Dialect, relations: Relations): Prisma.Sql {
   const key = `${dialect} ${relations.tokens} ${relations.events}`;
   let select = detailSelects.get(key);
   if (!select) {
@@ -239,7 +242,7 @@ export async function readProvider(
   db: Queryable,
   dialect: Dialect,
   providerCode: string,
-  relations: { tokens: boolean; events: boolean },
+  relations: Relations,
 ): Promise<ProviderDetail | null> {
   const rows = await queryRows(
     db,
@@ -265,7 +268,6 @@ export async function readProvider(
 
 /** The Provider fields whose rows `readProvider` loads with the profile, by the relation they read. */
 const RELATION_OF_FIELD: Record<string, keyof Relations | undefined> = { tokens: "tokens", reviewTimeline: "events" };
-type Relations = { tokens: boolean; events: boolean };
 
 /** What the loaded row holds beneath a relation field: plain columns, nothing loaded beneath them. */
 const LOADED = Object.freeze({ nested: Object.freeze({}) });
