@@ -62,11 +62,13 @@ describe("extensions.code", () => {
     const missing = await runs(detail, { c: uniqueCode("none") });
     for (const answer of missing) expect(gqlCodes(answer)).toEqual(["NOT_FOUND"]);
 
-    // graphql-jit words a variable it cannot coerce its own way; the code and the variable named are the same.
+    // A variable that does not fit its type is a request error: the same answer, status and words, every time.
     const badVariable = await runs("query L($limit: Int) { providers(limit: $limit) { nextCursor } }", { limit: "x" });
     for (const answer of badVariable) {
+      expect(answer.status).toBe(400);
       expect(gqlCodes(answer)).toEqual(["BAD_USER_INPUT"]);
       expect(answer.body.errors[0].message).toContain('"$limit"');
+      expect(answer.body).toEqual(badVariable[0]?.body);
       expectNothingInternal(answer.text);
     }
 
@@ -76,6 +78,21 @@ describe("extensions.code", () => {
       expect(gqlCodes(answer)).toEqual(["INTERNAL"]);
       expect(answer.body.errors[0].message).toBe("Internal server error");
       expectNothingInternal(answer.text);
+    }
+  });
+
+  test("each operation of a document of several runs as itself, before and after it is compiled", async () => {
+    const document = `query A { a: __typename } query B { b: __typename } query C($n: Int) { providers(limit: $n) { nextCursor } }`;
+    for (const [operationName, data] of [
+      ["A", { a: "Query" }],
+      ["B", { b: "Query" }],
+      ["A", { a: "Query" }],
+      ["B", { b: "Query" }],
+      ["A", { a: "Query" }],
+      ["B", { b: "Query" }],
+    ] as const) {
+      const answer = await call("POST", "/graphql", { body: { query: document, operationName } });
+      expect({ operationName, body: answer.body }).toEqual({ operationName, body: { data } });
     }
   });
 
