@@ -3,15 +3,16 @@
  * listens (main.ts does; tests call `yoga.fetch`).
  */
 import { GraphQLError } from "graphql";
-import { createYoga, type Plugin } from "graphql-yoga";
+import { createYoga } from "graphql-yoga";
 import { reviewerVerifier } from "./auth/reviewer.jwt.ts";
 import { useViewer } from "./auth/viewer.plugin.ts";
 import type { Context, ResponseBag } from "./builder.ts";
 import { createResponseCache, withNodeCache } from "./cache/response.cache.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db.ts";
-import { apiError, codeOf, isErrorCode } from "./errors.ts";
+import { apiError, codeOf } from "./errors.ts";
 import { createFeed, useFeed } from "./feed/feed.pubsub.ts";
+import { useErrorCodes, useGraphqlPost } from "./graphql.http.ts";
 import { requestIdFor, useHttpEdge } from "./http.plugin.ts";
 import { useIdempotency } from "./idempotency/idempotency.plugin.ts";
 import { useCompiledExecution } from "./jit.plugin.ts";
@@ -29,28 +30,6 @@ export interface AppState {
   draining: boolean;
 }
 
-/**
- * GraphQL errors carry the contract's code: a request error of GraphQL itself is bad input. The
- * error is copied, not changed: graphql-jit's errors (a variable it cannot coerce) have read-only
- * extensions.
- */
-const useErrorCodes: Plugin = {
-  onResultProcess({ result }) {
-    for (const r of (Array.isArray(result) ? result : [result]) as { errors?: readonly GraphQLError[] }[]) {
-      if (!r.errors) continue;
-      r.errors = r.errors.map((error) => {
-        if (isErrorCode(error.extensions?.code)) return error;
-        const coded = new GraphQLError(error.message, {
-          path: error.path,
-          originalError: error.originalError,
-          extensions: { ...error.extensions, code: "BAD_USER_INPUT" },
-        });
-        return Object.assign(coded, { locations: error.locations });
-      });
-    }
-  },
-};
-
 /** The JSON line logger of a configuration. */
 function logger(config: Config): (line: Record<string, unknown>) => void {
   return config.logLevel === "silent" ? () => {} : writeLogLine;
@@ -67,6 +46,17 @@ export function createApp(
   limits: Limits = createLimits(config, logger(config)),
 ) {
   const log = logger(config);
+  // Whatever was not raised as an API error is internal: logged, never shown.
+  const maskError = (error: unknown): GraphQLError => {
+    if (error instanceof GraphQLError && codeOf(error) !== "INTERNAL") return error;
+    log({
+      time: new Date().toISOString(),
+      level: "error",
+      msg: "internal error",
+      error: String((error as Error)?.stack ?? error),
+    });
+    return apiError("INTERNAL", "Internal server error");
+  };
   // Anonymous answers of public reads, kept until the next write (src/cache/response.cache.ts).
   const cache = createResponseCache({
     enabled: config.responseCache,
@@ -97,19 +87,7 @@ export function createApp(
     // server's, issue #7): loaded when the page is first asked for, so never in production.
     renderGraphiQL: (options) =>
       import("@graphql-yoga/render-graphiql").then(({ renderGraphiQL }) => renderGraphiQL(options)),
-    maskedErrors: {
-      // Whatever was not raised as an API error is internal: logged, never shown.
-      maskError: (error) => {
-        if (error instanceof GraphQLError && codeOf(error) !== "INTERNAL") return error;
-        log({
-          time: new Date().toISOString(),
-          level: "error",
-          msg: "internal error",
-          error: String((error as Error)?.stack ?? error),
-        });
-        return apiError("INTERNAL", "Internal server error");
-      },
-    },
+    maskedErrors: { maskError },
     // The response bag lives on the server context (http.plugin.ts) so the edge can apply it. What
     // this returns is assigned onto the context, so it names only what it adds: a literal that
     // spreads and then adds keeps every request's objects alive until a major GC on Node 20
@@ -135,6 +113,8 @@ export function createApp(
       useCompiledExecution(),
       useFeed(feed, db),
       ...useRest(),
+      // Last of the plugins that answer from onRequest: the common /graphql request.
+      useGraphqlPost({ endpoint: "/graphql", maskError }),
       useErrorCodes,
     ],
   });
