@@ -17,7 +17,9 @@
  * `Accept` (an event stream), a body that is not a plain `{ query, variables?, operationName? }`, a
  * document that does not parse or validate, a subscription, or an operation name that names none of
  * the document's. Yoga then answers it exactly as it would have (a document's parse and validation
- * are cached, so the second look costs little).
+ * are cached, so the second look costs little). A plugin hooking `onParams`, `onExecutionResult` or
+ * `onResultProcess` would not see the requests answered here: none of the app's does, bar the error
+ * codes, which this path applies itself.
  */
 import { type ExecutionArgs, type ExecutionResult, GraphQLError, getOperationAST } from "graphql";
 import { type Plugin, processRegularResult, type YogaServerInstance } from "graphql-yoga";
@@ -25,8 +27,7 @@ import { isErrorCode } from "./errors.ts";
 
 /**
  * The errors of a result carry the contract's code: a request error of GraphQL itself is bad input.
- * The error is copied, not changed: graphql-jit's errors (a variable it cannot coerce) have read-only
- * extensions.
+ * The error is copied, not changed: an error's extensions may be read-only (graphql-jit's are).
  */
 function withErrorCodes(result: unknown): void {
   for (const r of (Array.isArray(result) ? result : [result]) as { errors?: readonly GraphQLError[] }[]) {
@@ -93,6 +94,13 @@ interface Params {
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
+/** Whether a body's key may be run here: `extensions`, or anything else Yoga would judge, may not. */
+const runnable = (key: string, value: unknown) =>
+  value == null ||
+  key === "query" ||
+  (key === "variables" && isPlainObject(value)) ||
+  (key === "operationName" && typeof value === "string");
+
 /** The body as the params of a request this path runs; undefined for anything Yoga should judge. */
 function paramsOf(text: string): Params | undefined {
   let body: unknown;
@@ -102,17 +110,7 @@ function paramsOf(text: string): Params | undefined {
     return undefined;
   }
   if (!isPlainObject(body) || typeof body.query !== "string") return undefined;
-  for (const [key, value] of Object.entries(body)) {
-    if (value == null) continue;
-    if (
-      key === "variables"
-        ? !isPlainObject(value)
-        : key !== "query" && !(key === "operationName" && typeof value === "string")
-    ) {
-      return undefined;
-    }
-  }
-  return body as unknown as Params;
+  return Object.entries(body).every(([key, value]) => runnable(key, value)) ? (body as unknown as Params) : undefined;
 }
 
 type GetEnveloped = YogaServerInstance<Record<string, unknown>, Record<string, unknown>>["getEnveloped"];
