@@ -12,7 +12,7 @@
  * executor, as it is for the first runs: graphql-jit reports it in its own words and without the HTTP
  * status (400) that the standard executor gives it. Subscriptions are not compiled: each runs long.
  */
-import type { DocumentNode, ExecutionArgs, ExecutionResult } from "graphql";
+import { type ExecutionArgs, type ExecutionResult, getOperationAST, type OperationDefinitionNode } from "graphql";
 import { type CompiledQuery, compileQuery, isCompiledQuery } from "graphql-jit";
 import { makeExecute, mapMaybePromise, type Plugin } from "graphql-yoga";
 
@@ -38,19 +38,17 @@ function compiledExecute(compiled: CompiledQuery, standard: Execute): Execute {
 }
 
 export function useCompiledExecution(): Plugin {
-  const operations = new WeakMap<DocumentNode, Map<string, Operation>>();
+  // Keyed by the operation's node in the document: bounded by the documents kept (Yoga's parse cache,
+  // SOFA's routes), whatever names requests send.
+  const operations = new WeakMap<OperationDefinitionNode, Operation>();
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
-      let byName = operations.get(args.document);
-      if (!byName) {
-        byName = new Map();
-        operations.set(args.document, byName);
-      }
-      const name = args.operationName ?? "";
-      let operation = byName.get(name);
+      const node = getOperationAST(args.document, args.operationName);
+      if (!node) return; // nothing to run: the standard executor says so
+      let operation = operations.get(node);
       if (!operation) {
         operation = { runs: 0 };
-        byName.set(name, operation);
+        operations.set(node, operation);
       }
       if (operation.execute === undefined) {
         operation.runs += 1;
