@@ -113,7 +113,8 @@ function paramsOf(text: string): Params | undefined {
   return Object.entries(body).every(([key, value]) => runnable(key, value)) ? (body as unknown as Params) : undefined;
 }
 
-type GetEnveloped = YogaServerInstance<Record<string, unknown>, Record<string, unknown>>["getEnveloped"];
+/** Yoga's maker of a request's envelope of plugins, as the plugins that run operations themselves hold it. */
+export type GetEnveloped = YogaServerInstance<Record<string, unknown>, Record<string, unknown>>["getEnveloped"];
 type Enveloped = ReturnType<GetEnveloped>;
 
 /**

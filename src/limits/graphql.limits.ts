@@ -19,12 +19,11 @@ import {
   print,
   type ValidationContext,
 } from "graphql";
-import type { Plugin, YogaServerInstance } from "graphql-yoga";
+import type { Plugin } from "graphql-yoga";
 import type { GraphqlLimitsConfig } from "../config.ts";
 import { apiError, notFound } from "../errors.ts";
+import type { GetEnveloped } from "../graphql.http.ts";
 import { graphqlErrorResponse } from "../rest/problem.ts";
-
-type GetEnveloped = YogaServerInstance<Record<string, unknown>, Record<string, unknown>>["getEnveloped"];
 
 /**
  * A refusal of a validation rule is reported as a validation error (not thrown, armor's default),
