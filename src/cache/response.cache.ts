@@ -9,7 +9,9 @@
  * anonymous callers, API.md §2), so it can be given to any other anonymous caller; a request with
  * credentials, of any kind, never reads from or writes to the cache. The key is the method, the full
  * URL (host included), the `Accept` and `Origin` headers (the answer's type and CORS headers depend on
- * them) and, for a POST, the body (the GraphQL document and variables).
+ * them) and, for a POST, the SHA-256 of the body (the GraphQL document and variables; the digest,
+ * computed natively, costs a third of building and hashing a key that holds the body itself, and
+ * names a body as surely as automatic persisted queries name a document by it).
  *
  * Why one generation for everything, not a key per provider: a write changes more than its own
  * profile — an approval or suspension changes every list and search the provider appears in, an
@@ -35,6 +37,7 @@
  *   database without going through a replica (a migration, a seed) or a replica write while Redis
  *   was unreachable from it alone.
  */
+import { hash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { getOperationAST } from "graphql";
 import type { Plugin } from "graphql-yoga";
@@ -87,9 +90,9 @@ export interface ResponseCache {
   plugin: Plugin;
   /**
    * Answers a node:http request from the cache when it can (the same rules as the plugin, without
-   * building a fetch Request). Answers whether it did, possibly after a turn of the event loop.
+   * building a fetch Request); calls `miss` when it cannot, at once or once the body has come.
    */
-  serveNode(req: IncomingMessage, res: ServerResponse, edge: NodeEdge): boolean | Promise<boolean>;
+  serveNode(req: IncomingMessage, res: ServerResponse, edge: NodeEdge, miss: () => void): void;
   /** Empties this process's cache and tells the other replicas to empty theirs. */
   invalidate(): Promise<void>;
   /** How many answers are kept (tests). */
@@ -140,8 +143,9 @@ function cacheablePath(path: string): boolean {
   return path === "/graphql" || path === "/api/v1/providers" || path.startsWith("/api/v1/providers/");
 }
 
-function keyOf(method: string, host: string, path: string, accept: string, origin: string, body?: string): string {
-  return `${method} ${host}${path}\n${accept}\n${origin}${body === undefined ? "" : `\n${body}`}`;
+function keyOf(method: string, host: string, path: string, accept: string, origin: string, body?: Buffer): string {
+  const key = `${method} ${host}${path}\n${accept}\n${origin}`;
+  return body === undefined ? key : `${key}\n${hash("sha256", body, "base64")}`;
 }
 
 export function createResponseCache(options: ResponseCacheOptions): ResponseCache {
@@ -276,12 +280,12 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       const state: CacheState = {};
       (serverContext as WithState)[STATE] = state;
       if (!options.enabled || request.headers.has("authorization") || !cacheablePath(url.pathname)) return;
-      let body: string | undefined;
+      let body: Buffer | undefined;
       if (request.method === "POST") {
         if (url.pathname !== "/graphql") return;
         // The HTTP edge has read and capped the body already (http.plugin.ts). Keyed by its bytes,
         // as the node path keys it.
-        body = Buffer.from(await request.clone().arrayBuffer()).toString("latin1");
+        body = Buffer.from(await request.clone().arrayBuffer());
       } else if (request.method !== "GET") return;
       state.key = keyOf(
         request.method,
@@ -356,14 +360,14 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       return entries.size;
     },
     invalidate,
-    serveNode(req, res, edge) {
-      if (!options.enabled || req.headers.authorization !== undefined) return false;
+    serveNode(req, res, edge, miss) {
+      if (!options.enabled || req.headers.authorization !== undefined) return miss();
       const target = req.url ?? "/";
       const q = target.indexOf("?");
       const path = q === -1 ? target : target.slice(0, q);
-      if (!cacheablePath(path)) return false;
+      if (!cacheablePath(path)) return miss();
       const started = performance.now();
-      const keyFor = (body?: string) =>
+      const keyFor = (body?: Buffer) =>
         keyOf(
           req.method ?? "GET",
           req.headers.host ?? "",
@@ -372,8 +376,9 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
           (req.headers.origin as string | undefined) ?? "",
           body,
         );
-      const answer = (entry: Entry | undefined): boolean => {
-        if (!entry || res.headersSent) return false;
+      /** Answers with the entry, if there is one; else the request goes on to Yoga. */
+      const answer = (entry: Entry | undefined) => {
+        if (!entry || res.headersSent) return miss();
         const incoming = req.headers["x-request-id"];
         const requestId = edge.requestId(typeof incoming === "string" ? incoming : null);
         const headers: Record<string, string> = {};
@@ -391,38 +396,35 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
           status: entry.status,
           ms: performance.now() - started,
         });
-        return true;
+      };
+      const answerFrom = (key: string) => {
+        const since = current();
+        if (since instanceof Promise) since.then((g) => answer(lookup(key, g)));
+        else answer(lookup(key, since));
       };
       const chunked = req.headers["transfer-encoding"] !== undefined;
       const length = Number(req.headers["content-length"] ?? "0");
       if (req.method === "POST") {
-        // A GraphQL query: its key holds the body, which is read here (small ones only, with a
+        // A GraphQL query: its key holds the body's digest, the body read here (small ones only, with a
         // declared length); on a miss Yoga gets it as the request's body (whatwg-node takes a
         // `req.body` that is already read).
-        if (path !== "/graphql" || chunked || !(length > 0 && length <= MAX_NODE_BODY)) return false;
-        return new Promise<boolean>((resolve) => {
-          const look = (body: Buffer) => {
-            (req as IncomingMessage & { body?: Buffer }).body = body;
-            if (body.byteLength !== length) return resolve(false);
-            const since = current();
-            // Latin-1 maps each byte to one character: as exact a key as the bytes, and no UTF-8 decoding.
-            const key = keyFor(body.toString("latin1"));
-            if (since instanceof Promise) since.then((g) => resolve(answer(lookup(key, g))));
-            else resolve(answer(lookup(key, since)));
-          };
-          // A small body comes in the packet of its headers: node:http has buffered it by the time
-          // this turn's microtasks run, and it is taken in one piece, without events, so that a hit
-          // is answered in the same turn, as a GET is. Otherwise it is read as it comes.
-          queueMicrotask(() => {
-            if (req.readableLength >= length) look(req.read() as Buffer);
-            else readBody(req, length, look);
-          });
+        if (path !== "/graphql" || chunked || !(length > 0 && length <= MAX_NODE_BODY)) return miss();
+        const look = (body: Buffer) => {
+          (req as IncomingMessage & { body?: Buffer }).body = body;
+          if (body.byteLength !== length) return miss();
+          answerFrom(keyFor(body));
+        };
+        // A small body comes in the packet of its headers: node:http has buffered it by the time
+        // this turn's microtasks run, and it is taken in one piece, without events, so that a hit
+        // is answered in the same turn, as a GET is. Otherwise it is read as it comes.
+        queueMicrotask(() => {
+          if (req.readableLength >= length) look(req.read() as Buffer);
+          else readBody(req, length, look);
         });
+        return;
       }
-      if (req.method !== "GET" || chunked || length > 0) return false;
-      const key = keyFor();
-      const since = current();
-      return since instanceof Promise ? since.then((g) => answer(lookup(key, g))) : answer(lookup(key, since));
+      if (req.method !== "GET" || chunked || length > 0) return miss();
+      answerFrom(keyFor());
     },
     close,
   };
@@ -442,10 +444,7 @@ export function withNodeCache<T extends (req: IncomingMessage, res: ServerRespon
   return new Proxy(app, {
     apply(target, thisArg, args: [IncomingMessage, ServerResponse]) {
       const [req, res] = args;
-      const served = cache.serveNode(req, res, edge);
-      if (served === true) return undefined;
-      if (served === false) return Reflect.apply(target, thisArg, args);
-      return served.then((hit) => (hit ? undefined : Reflect.apply(target, thisArg, args)));
+      cache.serveNode(req, res, edge, () => Reflect.apply(target, thisArg, args));
     },
   });
 }
