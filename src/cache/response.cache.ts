@@ -113,6 +113,18 @@ export interface NodeEdge {
   }): void;
 }
 
+/** A node:http request on its way through serveNode: what answering it needs. */
+interface NodeRequest {
+  req: IncomingMessage;
+  res: ServerResponse;
+  edge: NodeEdge;
+  /** Without the query: the log line's. */
+  path: string;
+  started: number;
+  /** Hands the request on to Yoga. */
+  miss: () => void;
+}
+
 /** The largest GraphQL POST body read before Yoga to look it up (larger ones take the Yoga path). */
 const MAX_NODE_BODY = 16 * 1024;
 
@@ -271,6 +283,63 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     bytes += entry.body.byteLength;
   };
 
+  // ── The node path (serveNode) ─────────────────────────────────────────────────────────────
+  // Its functions are made once and a request's state is one object: a hit makes no closure (the
+  // service runs through tsx, whose keepNames wraps every closure made in a call with a
+  // defineProperty of its name).
+
+  /** Answers with the entry, if there is one; else the request goes on to Yoga. */
+  const answer = (n: NodeRequest, entry: Entry | undefined) => {
+    const { req, res, edge } = n;
+    if (!entry || res.headersSent) return n.miss();
+    const incoming = req.headers["x-request-id"];
+    const requestId = edge.requestId(typeof incoming === "string" ? incoming : null);
+    const headers: Record<string, string> = {};
+    for (const [name, value] of entry.headers) headers[name] = value;
+    headers["X-Request-Id"] = requestId;
+    headers["X-Cache"] = "HIT";
+    headers["Content-Length"] = String(entry.body.byteLength);
+    res.writeHead(entry.status, headers);
+    res.end(entry.body);
+    edge.logLine({
+      requestId,
+      method: req.method ?? "GET",
+      path: n.path,
+      operation: entry.operation,
+      status: entry.status,
+      ms: performance.now() - n.started,
+    });
+  };
+
+  const answerFrom = (n: NodeRequest, key: string) => {
+    const since = current();
+    if (since instanceof Promise) since.then((g) => answer(n, lookup(key, g)));
+    else answer(n, lookup(key, since));
+  };
+
+  const nodeKey = (req: IncomingMessage, body?: Buffer) =>
+    keyOf(
+      req.method ?? "GET",
+      req.headers.host ?? "",
+      req.url ?? "/",
+      req.headers.accept ?? "",
+      (req.headers.origin as string | undefined) ?? "",
+      body,
+    );
+
+  /** A POST's body, looked up by; Yoga takes it on a miss (whatwg-node takes a `req.body` already read). */
+  const answerPost = (n: NodeRequest, length: number, body: Buffer) => {
+    (n.req as IncomingMessage & { body?: Buffer }).body = body;
+    if (body.byteLength !== length) return n.miss();
+    answerFrom(n, nodeKey(n.req, body));
+  };
+
+  /** Takes a POST's body in one piece when it has come with its headers, else reads it as it comes. */
+  const readPost = (n: NodeRequest, length: number) => {
+    if (n.req.readableLength >= length) answerPost(n, length, n.req.read() as Buffer);
+    else readBody(n.req, length, (body) => answerPost(n, length, body));
+  };
+
   const plugin: Plugin = {
     async onDispose() {
       await close();
@@ -366,65 +435,20 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       const q = target.indexOf("?");
       const path = q === -1 ? target : target.slice(0, q);
       if (!cacheablePath(path)) return miss();
-      const started = performance.now();
-      const keyFor = (body?: Buffer) =>
-        keyOf(
-          req.method ?? "GET",
-          req.headers.host ?? "",
-          target,
-          (req.headers.accept as string | undefined) ?? "",
-          (req.headers.origin as string | undefined) ?? "",
-          body,
-        );
-      /** Answers with the entry, if there is one; else the request goes on to Yoga. */
-      const answer = (entry: Entry | undefined) => {
-        if (!entry || res.headersSent) return miss();
-        const incoming = req.headers["x-request-id"];
-        const requestId = edge.requestId(typeof incoming === "string" ? incoming : null);
-        const headers: Record<string, string> = {};
-        for (const [name, value] of entry.headers) headers[name] = value;
-        headers["X-Request-Id"] = requestId;
-        headers["X-Cache"] = "HIT";
-        headers["Content-Length"] = String(entry.body.byteLength);
-        res.writeHead(entry.status, headers);
-        res.end(entry.body);
-        edge.logLine({
-          requestId,
-          method: req.method ?? "GET",
-          path,
-          operation: entry.operation,
-          status: entry.status,
-          ms: performance.now() - started,
-        });
-      };
-      const answerFrom = (key: string) => {
-        const since = current();
-        if (since instanceof Promise) since.then((g) => answer(lookup(key, g)));
-        else answer(lookup(key, since));
-      };
+      const n: NodeRequest = { req, res, edge, path, started: performance.now(), miss };
       const chunked = req.headers["transfer-encoding"] !== undefined;
       const length = Number(req.headers["content-length"] ?? "0");
       if (req.method === "POST") {
-        // A GraphQL query: its key holds the body's digest, the body read here (small ones only, with a
-        // declared length); on a miss Yoga gets it as the request's body (whatwg-node takes a
-        // `req.body` that is already read).
+        // A GraphQL query: its key holds the body's digest, the body read here (small ones only,
+        // with a declared length); on a miss Yoga gets it as the request's body.
         if (path !== "/graphql" || chunked || !(length > 0 && length <= MAX_NODE_BODY)) return miss();
-        const look = (body: Buffer) => {
-          (req as IncomingMessage & { body?: Buffer }).body = body;
-          if (body.byteLength !== length) return miss();
-          answerFrom(keyFor(body));
-        };
-        // A small body comes in the packet of its headers: node:http has buffered it by the time
-        // this turn's microtasks run, and it is taken in one piece, without events, so that a hit
-        // is answered in the same turn, as a GET is. Otherwise it is read as it comes.
-        queueMicrotask(() => {
-          if (req.readableLength >= length) look(req.read() as Buffer);
-          else readBody(req, length, look);
-        });
+        // A small body comes in the packet of its headers: node:http has buffered it once the
+        // parser returns, before the next tick, so a hit is answered in the same turn, as a GET is.
+        process.nextTick(readPost, n, length);
         return;
       }
       if (req.method !== "GET" || chunked || length > 0) return miss();
-      answerFrom(keyFor());
+      answerFrom(n, nodeKey(req));
     },
     close,
   };
