@@ -9,9 +9,9 @@
  * anonymous callers, API.md §2), so it can be given to any other anonymous caller; a request with
  * credentials, of any kind, never reads from or writes to the cache. The key is the method, the full
  * URL (host included), the `Accept` and `Origin` headers (the answer's type and CORS headers depend on
- * them) and, for a POST, the SHA-256 of the body (the GraphQL document and variables; the digest,
- * computed natively, costs a third of building and hashing a key that holds the body itself, and
- * names a body as surely as automatic persisted queries name a document by it).
+ * them) and, for a POST, the SHA-256 of the body (the GraphQL document and variables): computed
+ * natively, it costs about half of building and hashing a key that holds the body itself, keeps
+ * every key short, and names a body as surely as automatic persisted queries name a document by it.
  *
  * Why one generation for everything, not a key per provider: a write changes more than its own
  * profile — an approval or suspension changes every list and search the provider appears in, an
@@ -327,7 +327,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       body,
     );
 
-  /** A POST's body, looked up by; Yoga takes it on a miss (whatwg-node takes a `req.body` already read). */
+  /** Looks a POST up by its body, which Yoga takes on a miss (whatwg-node takes a `req.body` already read). */
   const answerPost = (n: NodeRequest, length: number, body: Buffer) => {
     (n.req as IncomingMessage & { body?: Buffer }).body = body;
     if (body.byteLength !== length) return n.miss();
@@ -352,8 +352,8 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       let body: Buffer | undefined;
       if (request.method === "POST") {
         if (url.pathname !== "/graphql") return;
-        // The HTTP edge has read and capped the body already (http.plugin.ts). Keyed by its bytes,
-        // as the node path keys it.
+        // The HTTP edge has read and capped the body already (http.plugin.ts). Keyed by its bytes'
+        // digest, as the node path keys it.
         body = Buffer.from(await request.clone().arrayBuffer());
       } else if (request.method !== "GET") return;
       state.key = keyOf(
