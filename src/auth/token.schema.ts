@@ -3,14 +3,14 @@
  * plaintext is answered once with `Cache-Control: no-store` and never stored.
  */
 import { builder } from "../builder.ts";
-import { badInput, conflict, notFound } from "../errors.ts";
+import { dialectOf } from "../db.ts";
+import { badInput, notFound } from "../errors.ts";
 import { noteFeed } from "../feed/feed.outbox.ts";
+import { fits } from "../providers/provider.rules.ts";
 import { AccessTokenRef, ownerScope } from "../providers/provider.schema.ts";
 import { mintToken } from "./agent.token.ts";
+import { issueToken, MAX_ACTIVE_TOKENS, revokeToken } from "./token.store.ts";
 import { actorOf } from "./viewer.plugin.ts";
-
-/** At most this many unrevoked, unexpired tokens per provider (API.md §3). */
-export const MAX_ACTIVE_TOKENS = 5;
 
 const IssuedTokenRef = builder.objectRef<{ accessToken: string; tokenRowId: number }>("IssuedToken").implement({
   fields: (t) => ({
@@ -35,7 +35,7 @@ builder.mutationFields((t) => ({
     },
     resolve: async (_root, args, ctx) => {
       const label = args.label?.trim() || null;
-      if (label && label.length > 80) {
+      if (label && !fits(label, 80)) {
         throw badInput("label must be at most 80 characters", [{ path: "label", message: "at most 80 characters" }]);
       }
       const viewer = ctx.viewer;
@@ -45,41 +45,12 @@ builder.mutationFields((t) => ({
         ]);
       }
       const token = mintToken();
-      const now = new Date();
-      const id = await ctx.db.$transaction(async (tx) => {
-        const provider = await tx.provider.findUnique({
-          where: { providerCode: args.providerCode },
-          select: { id: true, reviewStage: true },
-        });
-        if (!provider) throw notFound(`No provider "${args.providerCode}"`);
-        if (provider.reviewStage === "SUSPENDED") {
-          throw conflict("the provider is SUSPENDED; it has no working token until it is reinstated");
-        }
-        if (args.revokeCurrent && viewer.kind === "agent") {
-          await tx.accessToken.updateMany({
-            where: { tokenId: viewer.tokenId, revokedAt: null },
-            data: { revokedAt: now },
-          });
-        }
-        const active = await tx.accessToken.count({
-          where: { providerId: provider.id, revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] },
-        });
-        if (active >= MAX_ACTIVE_TOKENS) {
-          throw conflict(`At most ${MAX_ACTIVE_TOKENS} active tokens; revoke one first (or rotate with revokeCurrent)`);
-        }
-        const created = await tx.accessToken.create({
-          data: { providerId: provider.id, tokenId: token.tokenId, hash: token.hash, prefix: token.prefix, label },
-          select: { id: true },
-        });
-        await tx.reviewEvent.createMany({
-          data: [
-            { providerId: provider.id, kind: "TOKEN_ISSUED", actor: actorOf(viewer), note: null },
-            ...(args.revokeCurrent
-              ? [{ providerId: provider.id, kind: "TOKEN_REVOKED", actor: actorOf(viewer), note: null }]
-              : []),
-          ],
-        });
-        return created.id;
+      const id = await issueToken(ctx.db, dialectOf(ctx.config.databaseUrl), {
+        providerCode: args.providerCode,
+        token,
+        label,
+        actor: actorOf(viewer),
+        ...(args.revokeCurrent && viewer.kind === "agent" ? { revokeTokenId: viewer.tokenId } : {}),
       });
       // Committed: a rotation ends the streams opened with the old token (src/feed).
       if (args.revokeCurrent && viewer.kind === "agent") {
@@ -101,13 +72,7 @@ builder.mutationFields((t) => ({
         select: { id: true, providerId: true, revokedAt: true },
       });
       if (!token) throw notFound(`No token "${args.tokenId}" on provider "${args.providerCode}"`);
-      if (!token.revokedAt) {
-        await ctx.db.$transaction([
-          ctx.db.accessToken.update({ where: { id: token.id }, data: { revokedAt: new Date() } }),
-          ctx.db.reviewEvent.create({
-            data: { providerId: token.providerId, kind: "TOKEN_REVOKED", actor: actorOf(ctx.viewer) },
-          }),
-        ]);
+      if (!token.revokedAt && (await revokeToken(ctx.db, token, actorOf(ctx.viewer)))) {
         // Committed: the streams opened with this token end (src/feed).
         noteFeed({ kind: "TOKENS_REVOKED", providerId: token.providerId, tokenIds: [args.tokenId] });
       }
