@@ -4,9 +4,10 @@
  * (REST: `POST /api/v1/providers/{providerCode}/lifecycle`). The rules are in provider.lifecycle.ts.
  */
 import { actorOf } from "../auth/viewer.plugin.ts";
-import { builder, type Context } from "../builder.ts";
+import { builder } from "../builder.ts";
 import { dialectOf } from "../db.ts";
 import { notFound } from "../errors.ts";
+import { parseIfMatch } from "../http/if-match.ts";
 import { changeLifecycle, MAX_LIFECYCLE_MESSAGE } from "./provider.lifecycle.ts";
 import { type PredecessorRow, readProvider, relationsAsked } from "./provider.read.ts";
 import { LifecycleEnum, ownerScope, ProviderRef, ProviderSummaryRef } from "./provider.schema.ts";
@@ -59,15 +60,6 @@ builder.prismaObjectFields(ProviderRef, (t) => ({
   }),
 }));
 
-/** The `If-Match` version: a number, `*`, or undefined when absent (as for a PATCH). */
-function ifMatchOf(ctx: Context): number | "*" | null | undefined {
-  const header = ctx.request.headers.get("if-match");
-  if (header === null) return undefined;
-  if (header.trim() === "*") return "*";
-  const match = /^(?:W\/)?"?(\d+)"?$/.exec(header.trim());
-  return match ? Number(match[1]) : null;
-}
-
 builder.mutationField("setProviderLifecycle", (t) =>
   t.field({
     type: ProviderRef,
@@ -96,7 +88,7 @@ builder.mutationField("setProviderLifecycle", (t) =>
           request: { state: args.state, message: args.message, successorCode: args.successorCode },
           actor: actorOf(ctx.viewer),
           by: ctx.viewer.kind === "reviewer" ? "reviewer" : "owner",
-          ifMatch: ifMatchOf(ctx),
+          ifMatch: parseIfMatch(ctx.request.headers.get("if-match")),
           // A successor is for everyone to follow: one the public may see (so codes cannot be probed).
           canSeeSuccessor: (successor) => canSee({ kind: "anonymous" }, successor),
         },

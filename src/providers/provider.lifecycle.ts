@@ -19,7 +19,8 @@ import { type Db, type Dialect, queryRows, type RawTx, rawTransaction } from "..
 import { badInput, conflict, type FieldError } from "../errors.ts";
 import { noteFeed } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";
-import { PROVIDER_CODE_PATTERN, type Profile, snapshotOf } from "./provider.rules.ts";
+import type { IfMatch } from "../http/if-match.ts";
+import { fits, PROVIDER_CODE_PATTERN, type Profile, snapshotOf } from "./provider.rules.ts";
 import { appendVersion, claimVersion, setColumns } from "./provider.sql.ts";
 
 export const LIFECYCLES = ["ACTIVE", "DEPRECATED", "RETIRED"] as const;
@@ -111,7 +112,7 @@ export function validateLifecycle(
     if (request.state === "DEPRECATED" && !message) {
       errors.push({ path: paths.message, message: "is required to deprecate: say why, and what to use instead" });
     }
-    if (message && message.length > MAX_LIFECYCLE_MESSAGE) {
+    if (message && !fits(message, MAX_LIFECYCLE_MESSAGE)) {
       errors.push({ path: paths.message, message: `at most ${MAX_LIFECYCLE_MESSAGE} characters` });
     }
     if (successor !== null) {
@@ -181,7 +182,7 @@ export async function changeLifecycle<R>(
     paths?: LifecyclePaths;
     actor: string;
     by: "owner" | "reviewer";
-    ifMatch: number | "*" | null | undefined;
+    ifMatch: IfMatch;
     canSeeSuccessor: (provider: { id: number; visibility: string; reviewStage: string }) => boolean;
   },
   /** Reads what the caller answers, inside the transaction: the provider as this change left it. */

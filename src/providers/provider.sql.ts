@@ -7,6 +7,7 @@
 import { assignments, type Dialect, type Queryable, queryRows } from "../db.ts";
 import { apiError, notFound } from "../errors.ts";
 import { Prisma } from "../generated/prisma/client.ts";
+import { type IfMatch, ifMatchHolds } from "../http/if-match.ts";
 import { insertEvents } from "../reviews/review.write.ts";
 import { JSON_COLUMNS, PROVIDER_COLUMNS, type ProviderRow, providerRow } from "./provider.read.ts";
 
@@ -28,7 +29,7 @@ const RETURNED = Prisma.raw(PROVIDER_COLUMNS.map((c) => `"${c}"`).join(", "));
  */
 export async function claimVersion(
   tx: Queryable,
-  input: { providerCode: string; ifMatch: number | "*" | null | undefined; now: Date },
+  input: { providerCode: string; ifMatch: IfMatch; now: Date },
 ): Promise<ProviderRow> {
   const [raw] = await queryRows(
     tx,
@@ -38,7 +39,7 @@ export async function claimVersion(
   if (!raw) throw notFound(`No provider "${input.providerCode}"`);
   const row = providerRow(raw);
   const current = row.version - 1;
-  if (input.ifMatch !== undefined && input.ifMatch !== "*" && input.ifMatch !== current) {
+  if (!ifMatchHolds(input.ifMatch, current)) {
     throw apiError("PRECONDITION_FAILED", `If-Match does not match the current version ${current}`);
   }
   return row;

@@ -7,6 +7,7 @@ import { type Db, type Dialect, queryRows, type RawTx, rawTransaction } from "..
 import { conflict } from "../errors.ts";
 import { type FeedNote, noteFeed, notesOfMove } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";
+import type { IfMatch } from "../http/if-match.ts";
 import {
   ACTIVE_STATUSES,
   DEFAULT_PRIORITY,
@@ -163,7 +164,7 @@ export async function patchProvider<R>(
     providerCode: string;
     patch: Patch;
     actor: string;
-    ifMatch: number | "*" | null | undefined;
+    ifMatch: IfMatch;
   },
   /** Reads what the caller answers, inside the transaction: the profile as this PATCH left it. */
   readBack: (tx: RawTx) => Promise<R>,
