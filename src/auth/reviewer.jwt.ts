@@ -6,6 +6,11 @@
  */
 import { createRemoteJWKSet, type JWTPayload, jwtVerify, SignJWT } from "jose";
 import type { Config } from "../config.ts";
+import { isStorableText } from "../http/text.plugin.ts";
+import { fits } from "../providers/provider.rules.ts";
+
+/** The longest reviewer subject: it is stored as the actor of what the reviewer does, and as an assignee. */
+export const MAX_SUBJECT = 200;
 
 export const REVIEWER_ROLES = ["reviewer", "admin"] as const;
 const ASYMMETRIC_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA"];
@@ -57,7 +62,16 @@ export function reviewerVerifier(config: Config): ReviewerVerifier {
     }
     const roles = Array.isArray(payload.roles) ? payload.roles.filter((r) => typeof r === "string") : [];
     // jose checks that `sub` is present, not that it is a string: `"sub": 123` would reach the database.
-    if (typeof payload.sub !== "string" || payload.sub === "") return null;
+    // Nor that it can be stored (it becomes the actor of what the reviewer does): valid text, and
+    // no longer than an assignee may be.
+    if (
+      typeof payload.sub !== "string" ||
+      payload.sub === "" ||
+      !isStorableText(payload.sub) ||
+      !fits(payload.sub, MAX_SUBJECT)
+    ) {
+      return null;
+    }
     if (!roles.some((r) => (REVIEWER_ROLES as readonly string[]).includes(r))) return null;
     return { subject: payload.sub, roles };
   };

@@ -4,10 +4,13 @@
  * on suspension) and the timeline event together in one transaction. A refused move is a 409 that
  * names the current state; a review that changed meanwhile is a 409 too, never a silent overwrite.
  */
+
+import { MAX_SUBJECT } from "../auth/reviewer.jwt.ts";
 import { assignments, type Db, type Queryable, queryRows } from "../db.ts";
 import { badInput, conflict, notFound } from "../errors.ts";
 import { type FeedNote, noteFeed, notesOfMove } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";
+import { fits } from "../providers/provider.rules.ts";
 import {
   ACTIVE_STATUSES,
   assign,
@@ -126,7 +129,7 @@ function settle(outcome: Outcome): Move {
 export function checkedNote(note: string | null | undefined, required: boolean): string | null {
   const text = note?.trim() ?? "";
   if (required && !text) throw badInput("A note is required: say why", [{ path: "note", message: "is required" }]);
-  if (text.length > 2000)
+  if (!fits(text, 2000))
     throw badInput("note must be at most 2000 characters", [{ path: "note", message: "at most 2000 characters" }]);
   return text || null;
 }
@@ -159,8 +162,10 @@ async function loadReview(tx: Tx, reviewCode: string) {
 
 export async function assignReview(db: Db, reviewCode: string, assignee: string, actor: string): Promise<void> {
   const who = assignee.trim();
-  if (!who || who.length > 200)
-    throw badInput("assignee must be 1–200 characters", [{ path: "assignee", message: "1–200 characters" }]);
+  if (!who || !fits(who, MAX_SUBJECT))
+    throw badInput(`assignee must be 1–${MAX_SUBJECT} characters`, [
+      { path: "assignee", message: `1–${MAX_SUBJECT} characters` },
+    ]);
   const notes = await db.$transaction(async (tx) => {
     const { review, providerId, state } = await loadReview(tx, reviewCode);
     const move = settle(assign(state));
