@@ -22,24 +22,53 @@ export function encodeCursor(key: readonly (string | number)[]): string {
   return Buffer.from(JSON.stringify(key)).toString("base64url");
 }
 
-/** The sort key inside a cursor, checked against the shape the list expects. */
-export function decodeCursor<T extends readonly ("string" | "number")[]>(
+/** What an element of a cursor's sort key is: an id or rank, a timestamp, a short text. */
+type KeyKind = "int" | "date" | "string";
+type KeyValue<K> = K extends "date" ? Date : K extends "int" ? number : string;
+
+/** A cursor longer than this was not issued by a list. */
+const MAX_CURSOR_LENGTH = 512;
+
+/** An element of a decoded key as its kind wants it; undefined when it is not one. */
+function keyValue(value: unknown, kind: KeyKind): number | Date | string | undefined {
+  switch (kind) {
+    case "int":
+      return Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : undefined;
+    case "date": {
+      // Exactly as encoded (toISOString), in years both databases hold.
+      const date = typeof value === "string" ? new Date(value) : undefined;
+      const year = date?.getUTCFullYear() ?? Number.NaN;
+      return date && year >= 1 && year <= 9999 && date.toISOString() === value ? date : undefined;
+    }
+    default:
+      return typeof value === "string" && value.length <= 64 ? value : undefined;
+  }
+}
+
+/**
+ * The sort key inside a cursor, each element checked against the kind the list expects; a cursor
+ * that does not decode to exactly that shape is a 400 naming `cursor`.
+ */
+export function decodeCursor<T extends readonly KeyKind[]>(
   cursor: string | null | undefined,
   shape: T,
-): { [K in keyof T]: T[K] extends "string" ? string : number } | null {
+): { [K in keyof T]: KeyValue<T[K]> } | null {
   if (cursor === null || cursor === undefined) return null;
   let key: unknown;
   try {
+    if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]*$/.test(cursor)) throw new Error("not base64url");
     key = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
   } catch {
     key = null;
   }
-  if (!Array.isArray(key) || key.length !== shape.length || key.some((v, i) => typeof v !== shape[i])) {
+  const values =
+    Array.isArray(key) && key.length === shape.length ? key.map((v, i) => keyValue(v, shape[i] as KeyKind)) : [];
+  if (values.length !== shape.length || values.includes(undefined)) {
     throw badInput("cursor is not valid; use the nextCursor of a previous page", [
       { path: "cursor", message: "not a cursor this list issued" },
     ]);
   }
-  return key as never;
+  return values as never;
 }
 
 /** Splits a fetched `limit + 1` rows into the page and the cursor of the next one. */

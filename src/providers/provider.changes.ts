@@ -68,7 +68,7 @@ export async function changesPage<S extends Prisma.ProviderSelect & { id: true; 
   limit: number,
   cursor: string | null | undefined,
 ) {
-  const after = decodeCursor(cursor, ["string", "number", "number"] as const);
+  const after = decodeCursor(cursor, ["date", "int", "int"] as const);
   if (after && after[2] !== ASCENDING) {
     throw badInput("cursor is not valid; use the nextCursor of a previous page", [
       { path: "cursor", message: "not a cursor this list issued" },
@@ -80,7 +80,7 @@ export async function changesPage<S extends Prisma.ProviderSelect & { id: true; 
         ...filters,
         after
           ? {
-              OR: [{ updatedAt: { gt: new Date(after[0]) } }, { updatedAt: new Date(after[0]), id: { gt: after[1] } }],
+              OR: [{ updatedAt: { gt: after[0] } }, { updatedAt: after[0], id: { gt: after[1] } }],
             }
           : {},
       ],

@@ -6,6 +6,7 @@ import { builder, type Context } from "../builder.ts";
 import { dialectOf, type Queryable } from "../db.ts";
 import { badInput, notFound } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
+import { parseIfMatch } from "../http/if-match.ts";
 import { idempotencyOf, REPLAY_NOTICE } from "../idempotency/idempotency.plugin.ts";
 import { commitInTransaction } from "../idempotency/idempotency.store.ts";
 import { decodeCursor, page, pageSize } from "../pagination.ts";
@@ -25,6 +26,7 @@ import {
   AUTH_SCHEMES,
   HUMAN_OVERSIGHT,
   type Intake,
+  labelFilter,
   MODEL_ROLES,
   PROTOCOLS,
   type Profile,
@@ -272,18 +274,6 @@ const ProviderPageRef = builder
   });
 
 // ── Queries ─────────────────────────────────────────────────────────────────────────────────
-/** `labels` arrive as a list, each item possibly comma-separated (`?labels=a,b`). */
-function labelList(labels: readonly string[] | null | undefined): string[] {
-  return [
-    ...new Set(
-      (labels ?? [])
-        .flatMap((l) => l.split(","))
-        .map((l) => l.trim().toLowerCase())
-        .filter(Boolean),
-    ),
-  ];
-}
-
 builder.queryFields((t) => ({
   providers: t.field({
     type: ProviderPageRef,
@@ -306,7 +296,9 @@ builder.queryFields((t) => ({
     resolve: async (_root, args, ctx) => {
       const limit = pageSize(args.limit);
       const words = searchWords(args.search);
-      const labels = labelList(args.labels);
+      const filter = labelFilter(args.labels);
+      if (!filter.ok) throw badInput("labels is not a valid filter", filter.errors);
+      const labels = filter.value;
       const since = updatedSinceOf(args.updatedSince);
       // The filters, once, for both paths: the caller's visibility rule and every argument given.
       const filters: Prisma.ProviderWhereInput[] = [
@@ -339,17 +331,14 @@ builder.queryFields((t) => ({
       }
       // With updatedSince the list is a change feed: oldest change first (provider.changes.ts).
       if (since) return changesPage(ctx.db, filters, SUMMARY_SELECT, limit, args.cursor);
-      const after = decodeCursor(args.cursor, ["string", "number"] as const);
+      const after = decodeCursor(args.cursor, ["date", "int"] as const);
       const rows = await ctx.db.provider.findMany({
         where: {
           AND: [
             ...filters,
             after
               ? {
-                  OR: [
-                    { updatedAt: { lt: new Date(after[0]) } },
-                    { updatedAt: new Date(after[0]), id: { lt: after[1] } },
-                  ],
+                  OR: [{ updatedAt: { lt: after[0] } }, { updatedAt: after[0], id: { lt: after[1] } }],
                 }
               : {},
           ],
@@ -469,15 +458,6 @@ export async function ownerScope(ctx: Context, providerCode: string, orReviewer 
   return orReviewer ? { $any: { ownerOf: providerCode, reviewer: true } } : { ownerOf: providerCode };
 }
 
-/** The `If-Match` version: a number, `*`, or undefined when absent. */
-function ifMatchOf(ctx: Context): number | "*" | null | undefined {
-  const header = ctx.request.headers.get("if-match");
-  if (header === null) return undefined;
-  if (header.trim() === "*") return "*";
-  const match = /^(?:W\/)?"?(\d+)"?$/.exec(header.trim());
-  return match ? Number(match[1]) : null;
-}
-
 builder.mutationFields((t) => ({
   createProvider: t.field({
     type: IntakeResultRef,
@@ -541,7 +521,7 @@ builder.mutationFields((t) => ({
             paths: PATCH_PATHS,
             actor: `agent:${providerCode}`,
             by: "owner",
-            ifMatch: ifMatchOf(ctx),
+            ifMatch: parseIfMatch(ctx.request.headers.get("if-match")),
             canSeeSuccessor: (successor) => canSee({ kind: "anonymous" }, successor),
           },
           readBack,
@@ -551,7 +531,13 @@ builder.mutationFields((t) => ({
         if (!patch.ok) throw badInput("The update is not valid", patch.errors);
         answer = await patchProvider(
           ctx.db,
-          { dialect, providerCode, patch: patch.value, actor: `agent:${providerCode}`, ifMatch: ifMatchOf(ctx) },
+          {
+            dialect,
+            providerCode,
+            patch: patch.value,
+            actor: `agent:${providerCode}`,
+            ifMatch: parseIfMatch(ctx.request.headers.get("if-match")),
+          },
           readBack,
         );
       }

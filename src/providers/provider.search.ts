@@ -259,8 +259,8 @@ export async function searchProviders(
     .update(JSON.stringify([request.words, request.context]))
     .digest("base64url")
     .slice(0, 16);
-  const after = decodeCursor(request.cursor, ["number", "string"] as const);
-  if (after && (after[1] !== fingerprint || !Number.isSafeInteger(after[0]) || after[0] < 0)) {
+  const after = decodeCursor(request.cursor, ["int", "string"] as const);
+  if (after && after[1] !== fingerprint) {
     throw badInput("cursor is not valid for this search; use the nextCursor of a previous page", [
       { path: "cursor", message: "not a cursor of this search" },
     ]);

@@ -19,7 +19,7 @@ import {
   ToolRef,
   Visibility,
 } from "./provider.schema.ts";
-import { canSee, isPrivileged } from "./provider.visibility.ts";
+import { canSee, isPrivileged, shownActor } from "./provider.visibility.ts";
 
 type VersionRow = Prisma.ProviderVersionGetPayload<{ include: { provider: { select: { providerCode: true } } } }>;
 
@@ -68,7 +68,10 @@ for (const ref of [VersionSummaryRef, ProviderVersionRef]) {
     providerCode: t.string({ resolve: (v) => v.provider.providerCode }),
     version: t.exposeInt("version"),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
-    actor: t.exposeString("actor"),
+    actor: t.string({
+      description: "Who made it: `agent:<code>`, `reviewer:<subject>` (just `reviewer` for the public) or `system`",
+      resolve: (v, _args, ctx) => shownActor(ctx.viewer, v.providerId, v.actor),
+    }),
     changedFields: t.stringList({ resolve: (v) => v.changedFields as string[] }),
   }));
 }
@@ -103,7 +106,7 @@ builder.queryFields((t) => ({
     },
     resolve: async (_root, args, ctx) => {
       const limit = pageSize(args.limit);
-      const after = decodeCursor(args.cursor, ["number"] as const);
+      const after = decodeCursor(args.cursor, ["int"] as const);
       const provider = await ctx.db.provider.findUnique({
         where: { providerCode: args.providerCode },
         select: {

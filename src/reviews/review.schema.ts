@@ -1,6 +1,8 @@
 /**
  * The review domain's GraphQL surface: the review type, the reviewers' queue and one review.
  */
+
+import { MAX_SUBJECT } from "../auth/reviewer.jwt.ts";
 import { actorOf } from "../auth/viewer.plugin.ts";
 import { builder, type Context } from "../builder.ts";
 import { type Dialect, dialectOf, queryRows } from "../db.ts";
@@ -121,7 +123,16 @@ builder.queryFields((t) => ({
           { path: "status", message: "the queue holds active reviews only" },
         ]);
       }
-      const after = decodeCursor(args.cursor, ["number", "string", "number"] as const);
+      // Filters are bounded like the values they match: a subject, a provider code.
+      for (const [path, value, max] of [
+        ["assignedTo", args.assignedTo, MAX_SUBJECT],
+        ["providerCode", args.providerCode, 63],
+      ] as const) {
+        if (value && value.length > max) {
+          throw badInput(`${path} must be at most ${max} characters`, [{ path, message: `at most ${max} characters` }]);
+        }
+      }
+      const after = decodeCursor(args.cursor, ["int", "date", "int"] as const);
       const where: Prisma.ReviewWhereInput = {
         AND: [
           { status: args.status ?? { in: [...ACTIVE_STATUSES] } },
@@ -134,8 +145,8 @@ builder.queryFields((t) => ({
                 {
                   OR: [
                     { priorityRank: { gt: after[0] } },
-                    { priorityRank: after[0], createdAt: { gt: new Date(after[1]) } },
-                    { priorityRank: after[0], createdAt: new Date(after[1]), id: { gt: after[2] } },
+                    { priorityRank: after[0], createdAt: { gt: after[1] } },
+                    { priorityRank: after[0], createdAt: after[1], id: { gt: after[2] } },
                   ],
                 },
               ]
