@@ -50,6 +50,13 @@ export interface Config {
    * counter. Replicas of one registry share it; registries sharing a Redis use different ones.
    */
   feedChannel: string;
+  /**
+   * CORS_ORIGINS: the browser origins allowed to call the API from their pages, comma-separated
+   * (`https://app.example.com`), or `*` for any. Unset: CORS is off, no page of another origin may
+   * read an answer. Never with credentials: the API's credentials are bearer tokens a page sends
+   * itself, not cookies.
+   */
+  corsOrigins: readonly string[] | "*";
 }
 
 /**
@@ -131,6 +138,23 @@ function onOff(name: string, value: string | undefined, fallback: boolean): bool
   throw new Error(`${name} must be "on" or "off", got "${value}"`);
 }
 
+/** CORS_ORIGINS: `*`, or origins (`scheme://host[:port]`, nothing more) separated by commas. */
+function corsOrigins(value: string | undefined): readonly string[] | "*" {
+  if (value === undefined || value.trim() === "") return [];
+  if (value.trim() === "*") return "*";
+  return value.split(",").map((entry) => {
+    const origin = entry.trim();
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {}
+    if (!parsed || parsed.origin !== origin || !/^https?:$/.test(parsed.protocol)) {
+      throw new Error(`CORS_ORIGINS must list origins such as https://app.example.com, got "${origin}"`);
+    }
+    return origin;
+  });
+}
+
 /** TRUST_PROXY: off (unset, `false`, `0`), `true` (one proxy) or the number of proxies in front. */
 function trustProxy(value: string | undefined): number {
   if (value === undefined || value === "" || /^false$/i.test(value)) return 0;
@@ -176,6 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     responseCache: onOff("RESPONSE_CACHE", env.RESPONSE_CACHE, env.NODE_ENV !== "test"),
     responseCacheKeyPrefix: env.RESPONSE_CACHE_KEY_PREFIX || "agent-registry:cache",
     feedChannel: env.FEED_CHANNEL || "agent-registry:feed",
+    corsOrigins: corsOrigins(env.CORS_ORIGINS),
     maxBodyBytes: positive("MAX_BODY_BYTES", env.MAX_BODY_BYTES, 64 * 1024),
     graphqlLimits: {
       maxDepth: int("GRAPHQL_MAX_DEPTH", env.GRAPHQL_MAX_DEPTH, 8),

@@ -69,6 +69,12 @@ export const unauthenticated = () => apiError("UNAUTHENTICATED", "Missing or inv
 export const forbidden = (message = "Not allowed") => apiError("FORBIDDEN", message);
 export const conflict = (message: string) => apiError("CONFLICT", message);
 
+/** The code of an HTTP status an error of the toolchain carries (bad input for any other 4xx). */
+export function codeOfStatus(status: number | undefined): ErrorCode {
+  const code = (Object.keys(ERROR_STATUS) as ErrorCode[]).find((c) => ERROR_STATUS[c] === status);
+  return code && code !== "INTERNAL" ? code : "BAD_USER_INPUT";
+}
+
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === "string" && value in ERROR_STATUS;
 }

@@ -23,21 +23,29 @@
  */
 import { type ExecutionArgs, type ExecutionResult, GraphQLError, getOperationAST } from "graphql";
 import { type Plugin, processRegularResult, type YogaServerInstance } from "graphql-yoga";
-import { isErrorCode } from "./errors.ts";
+import { badInput, codeOfStatus, isErrorCode } from "./errors.ts";
+import { bodyText } from "./http/text.plugin.ts";
+import { graphqlErrorResponse } from "./rest/problem.ts";
 
 /**
- * The errors of a result carry the contract's code: a request error of GraphQL itself is bad input.
- * The error is copied, not changed: an error's extensions may be read-only (graphql-jit's are).
+ * The errors of a result carry the contract's code: Yoga's own refusals by their HTTP status (a 405
+ * is METHOD_NOT_ALLOWED), any other request error of GraphQL itself is bad input. The error is
+ * copied, not changed: an error's extensions may be read-only (graphql-jit's are).
  */
 function withErrorCodes(result: unknown): void {
   for (const r of (Array.isArray(result) ? result : [result]) as { errors?: readonly GraphQLError[] }[]) {
     if (!r.errors) continue;
     r.errors = r.errors.map((error) => {
-      if (isErrorCode(error.extensions?.code)) return error;
+      // Yoga's parser of a body that is not JSON puts the JSON parser's own words in `originalError`:
+      // never shown. Yoga answers that body 400 whatever the Accept; so does its copy.
+      const { originalError: parserWords, ...extensions } = error.extensions ?? {};
+      if (isErrorCode(extensions.code) && !parserWords) return error;
+      const code = isErrorCode(extensions.code) ? extensions.code : codeOfStatus(extensions.http?.status);
+      if (parserWords && extensions.http) extensions.http = { ...extensions.http, spec: false };
       const coded = new GraphQLError(error.message, {
         path: error.path,
         originalError: error.originalError,
-        extensions: { ...error.extensions, code: "BAD_USER_INPUT" },
+        extensions: { ...extensions, code },
       });
       return Object.assign(coded, { locations: error.locations });
     });
@@ -48,6 +56,28 @@ function withErrorCodes(result: unknown): void {
 export const useErrorCodes: Plugin = {
   onResultProcess({ result }) {
     withErrorCodes(result);
+  },
+};
+
+/**
+ * A GET's `variables` and `extensions` must be JSON objects: Yoga's parser of a GET would throw the
+ * JSON parser's own error (answered 500) for anything it cannot parse.
+ */
+export const useGraphqlGetParams: Plugin = {
+  onRequest({ request, url, endResponse }) {
+    if (request.method !== "GET" || !url.pathname.startsWith("/graphql")) return;
+    for (const key of ["variables", "extensions"]) {
+      const text = url.searchParams.get(key);
+      if (!text) continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {}
+      if (value !== null && !isPlainObject(value)) {
+        const error = badInput(`${key} must be a JSON object`, [{ path: key, message: "not a JSON object" }]);
+        return endResponse(graphqlErrorResponse(error));
+      }
+    }
   },
 };
 
@@ -154,7 +184,12 @@ export function useGraphqlPost(options: { endpoint: string; maskError: (error: u
       if (!request.body || !isJsonPost(request)) return;
       const mediaType = jsonMediaTypeFor(request.headers.get("accept"));
       if (!mediaType) return;
-      const text = await request.text();
+      let text: string;
+      try {
+        text = await bodyText(request);
+      } catch (error) {
+        return endResponse(graphqlErrorResponse(error));
+      }
       const plan = planOf(text, request, serverContext as Record<string, unknown>, getEnveloped);
       if (!plan) {
         // Yoga reads the body again: it gets a request that holds the body just read.

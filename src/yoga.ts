@@ -12,7 +12,9 @@ import type { Config } from "./config.ts";
 import type { Db } from "./db.ts";
 import { apiError, codeOf } from "./errors.ts";
 import { createFeed, useFeed } from "./feed/feed.pubsub.ts";
-import { useErrorCodes, useGraphqlPost } from "./graphql.http.ts";
+import { useErrorCodes, useGraphqlGetParams, useGraphqlPost } from "./graphql.http.ts";
+import { useCors } from "./http/cors.ts";
+import { useValidText } from "./http/text.plugin.ts";
 import { requestIdFor, useHttpEdge } from "./http.plugin.ts";
 import { useIdempotency } from "./idempotency/idempotency.plugin.ts";
 import { useCompiledExecution } from "./jit.plugin.ts";
@@ -88,6 +90,8 @@ export function createApp(
     renderGraphiQL: (options) =>
       import("@graphql-yoga/render-graphiql").then(({ renderGraphiQL }) => renderGraphiQL(options)),
     maskedErrors: { maskError },
+    // CORS is ours (src/http/cors.ts): off unless CORS_ORIGINS lists origins.
+    cors: false,
     // The response bag lives on the server context (http.plugin.ts) so the edge can apply it. What
     // this returns is assigned onto the context, so it names only what it adds: a literal that
     // spreads and then adds keeps every request's objects alive until a major GC on Node 20
@@ -100,13 +104,16 @@ export function createApp(
       }) as unknown as Context,
     plugins: [
       useHttpEdge({ log, maxBodyBytes: config.maxBodyBytes }),
+      ...useCors(config.corsOrigins),
       cache.plugin,
       useTransportRoutes({ db, state }),
       useWebPages({ log, graphiql: !config.production }),
+      useGraphqlGetParams,
       useViewer(db, reviewerVerifier(config), credentialGuard(limits, config.trustProxy)),
-      // Every operation, /graphql or a REST route's, meets the GraphQL limits first, then its
-      // Idempotency-Key (a replay or a refusal costs no intake), then the rate limits.
+      // Every operation, /graphql or a REST route's, meets the GraphQL limits first, then the check
+      // of its text, then its Idempotency-Key (a replay or a refusal costs no intake), then the rate limits.
       ...useGraphqlLimits(config.graphqlLimits, { graphiql: !config.production }),
+      useValidText,
       useIdempotency(log),
       useLimits(limits, config.trustProxy),
       // Sets the execute function that the feed then wraps (with its outbox): before it.

@@ -35,6 +35,8 @@ export const PROVIDER_CODE_PATTERN = /^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])$/;
 /** Codes that are a route of their own (`POST /api/v1/providers/import`), so never a provider's. */
 export const RESERVED_PROVIDER_CODES: ReadonlySet<string> = new Set(["import"]);
 const LABEL_PATTERN = /^[a-z0-9._-]{1,40}$/;
+/** At most this many labels on a profile, and in one list filter. */
+export const MAX_LABELS = 20;
 const MEDIA_TYPE_PATTERN = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9*][a-z0-9!#$&^_.+*-]{0,126}$/i;
 const HANDLE_PATTERN = /^@?[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const LOOPBACK_HOSTS = new Set(["localhost", "[::1]"]);
@@ -69,6 +71,17 @@ export const READ_ONLY_FIELDS = [
   "updatedAt",
 ] as const;
 
+/**
+ * Whether a text has at most `max` characters, counted as they are stored: Unicode code points, so
+ * an emoji is one character, not the two UTF-16 units of its JavaScript length (zod's `max` of a
+ * string counts the same way).
+ */
+export function fits(text: string, max: number): boolean {
+  if (text.length <= max) return true;
+  let count = 0;
+  for (const _ of text) if (++count > max) return false;
+  return true;
+}
 const text = (max: number) =>
   z.string().trim().min(1, "must not be empty").max(max, `must be at most ${max} characters`);
 const optionalText = (max: number) =>
@@ -79,7 +92,15 @@ const optionalText = (max: number) =>
     .nullish()
     .transform((v) => (v ? v : null));
 
+/**
+ * The scheme, then `//` and an authority, as written: the URL parser also reads `https:host`,
+ * `https:/host` and `https:\\host` as https://host, forms other clients read differently.
+ */
+const URL_START = /^https?:\/\/[^/\\?#]/i;
+const URL_UNSAFE = /[\s\\\p{Cc}]/u;
+
 function isAllowedUrl(value: string): boolean {
+  if (!URL_START.test(value) || URL_UNSAFE.test(value)) return false;
   let url: URL;
   try {
     url = new URL(value);
@@ -112,7 +133,7 @@ function noDuplicate<T>(items: T[], key: (item: T) => string, ctx: z.RefinementC
 
 const labels = z
   .array(z.string())
-  .max(20, "at most 20 labels")
+  .max(MAX_LABELS, `at most ${MAX_LABELS} labels`)
   .transform((list) => unique(list.map((l) => l.trim().toLowerCase())))
   .superRefine((list, ctx) => {
     list.forEach((label, index) => {
@@ -295,6 +316,26 @@ export function validatePatch(input: Record<string, unknown>): Validated<Patch> 
 
 function dropUndefined(input: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+}
+
+/**
+ * The labels a list is filtered by: given as a list whose items may be comma-separated
+ * (`?labels=a,b`), trimmed, lower-cased and de-duplicated; each must be a label, at most MAX_LABELS
+ * (each adds a condition to the list's query).
+ */
+export function labelFilter(labels: readonly string[] | null | undefined): Validated<string[]> {
+  const list = unique((labels ?? []).flatMap((l) => l.split(",")).map((l) => l.trim().toLowerCase())).filter(Boolean);
+  if (list.length > MAX_LABELS) {
+    return { ok: false, errors: [{ path: "labels", message: `at most ${MAX_LABELS} labels` }] };
+  }
+  const bad = list.find((label) => !LABEL_PATTERN.test(label));
+  if (bad !== undefined) {
+    return {
+      ok: false,
+      errors: [{ path: "labels", message: `"${bad.slice(0, 40)}" is not a label (1–40 of a-z 0-9 . _ -)` }],
+    };
+  }
+  return { ok: true, value: list };
 }
 
 /** The owner-editable part of a profile, in a fixed key order: what a version snapshot holds. */

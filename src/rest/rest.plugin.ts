@@ -23,6 +23,7 @@ import {
 import type { Plugin } from "graphql-yoga";
 import { useSofa } from "sofa-api";
 import { apiError, badInput, type FieldError, notFound, unauthenticated } from "../errors.ts";
+import { bodyText } from "../http/text.plugin.ts";
 import { READ_ONLY_FIELDS } from "../providers/provider.rules.ts";
 import { routePattern } from "../request.log.ts";
 import { problemResponse, sofaErrorHandler } from "./problem.ts";
@@ -75,6 +76,24 @@ function shapeOf(schema: GraphQLSchema, route: RestRoute) {
   return shape;
 }
 
+/** Integers in paths and query strings are plain decimal: SOFA's Number() would read `0x10`, `1e1`, `+5`. */
+const DECIMAL = /^(?:0|-?[1-9][0-9]*)$/;
+
+/** Why a path or query value is not of its argument's scalar type; undefined when it is. */
+function scalarProblem(arg: GraphQLArgument, value: string): string | undefined {
+  const type = getNamedType(arg.type);
+  if (!isScalarType(type)) return undefined;
+  // SOFA reads `true` as true and anything else as false: only the two words are booleans.
+  if (type.name === "Boolean") return value === "true" || value === "false" ? undefined : "must be true or false";
+  if (type.name === "Int" && !DECIMAL.test(value)) return "must be a whole number in plain decimal digits";
+  try {
+    type.serialize(type.name === "Int" ? Number(value) : value);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 /** Finds the route of a request; 404 when no path matches, 405 when only the method is wrong. */
 function routeOf(method: string, path: string): { route: RestRoute; params: Record<string, string> } {
   const candidates = routesOf(path.slice(REST_BASE.length) || "/");
@@ -113,28 +132,28 @@ async function check(
     if (errors.length) throw badInput(`Unknown query parameter: ${errors.map((e) => e.path).join(", ")}`, errors);
     // SOFA's own refusal of a scalar it cannot read (`limit=abc`) would not name the parameter.
     for (const arg of args) {
-      const type = getNamedType(arg.type);
-      if (!isScalarType(type) || !url.searchParams.has(arg.name)) continue;
-      try {
-        for (const value of url.searchParams.getAll(arg.name)) {
-          // SOFA reads `true` as true and anything else as false: only the two words are booleans.
-          if (type.name === "Boolean") {
-            if (value !== "true" && value !== "false") throw new TypeError("must be true or false");
-          } else type.serialize(value);
-        }
-      } catch (error) {
-        errors.push({ path: arg.name, message: (error as Error).message });
-      }
+      if (inPath.has(arg.name)) continue;
+      const problem = url.searchParams
+        .getAll(arg.name)
+        .map((value) => scalarProblem(arg, value))
+        .find(Boolean);
+      if (problem) errors.push({ path: arg.name, message: problem });
     }
     if (errors.length) throw badInput(`Invalid query parameter: ${errors.map((e) => e.path).join(", ")}`, errors);
-    return { route, params, nulls: [] };
   }
+  for (const arg of args) {
+    const value = params[arg.name];
+    const problem = value === undefined ? undefined : scalarProblem(arg, value);
+    if (problem) errors.push({ path: arg.name, message: problem });
+  }
+  if (errors.length) throw badInput(`Invalid path parameter: ${errors.map((e) => e.path).join(", ")}`, errors);
+  if (!BODY_METHODS.has(route.method)) return { route, params, nulls: [] };
 
   // A body route takes its input from the body only: SOFA would read query parameters too.
   for (const key of new Set(url.searchParams.keys())) {
     errors.push({ path: key, message: "send fields in the JSON body, not the query string" });
   }
-  const text = await request.clone().text();
+  const text = await bodyText(request.clone());
   let body: unknown = {};
   if (text.trim() !== "") {
     try {
