@@ -21,42 +21,24 @@ import { beforeAll, describe, expect, test } from "@jest/globals";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import fc from "fast-check";
-import { REST_ROUTES, restPath } from "../../src/rest/rest.routes.ts";
-import { type Answer, call, db, intake, reviewerToken } from "../helpers.ts";
+import { type Answer, call, db } from "../helpers.ts";
+import {
+  type Credential,
+  deref,
+  type Json,
+  loadDocument,
+  type Operation,
+  RUNS,
+  SEED,
+  setUpWorld,
+  snapshot,
+  spec,
+  tokenOf,
+  world,
+} from "./fuzz.kit.ts";
 
-type Json = Record<string, any>;
-type Credential = "none" | "bad" | "agent" | "otherAgent" | "reviewer";
-
-const RUNS = Number(process.env.FUZZ_RUNS || 300);
-const SEED = Number(process.env.FUZZ_SEED || 20261121);
-
-let doc: Json;
 let ajv: InstanceType<typeof Ajv2020>;
 const validators = new Map<string, (value: unknown) => boolean>();
-
-interface Operation {
-  method: string;
-  path: string;
-  id: string;
-  op: Json;
-  auth: string;
-}
-let operations: Operation[] = [];
-
-/** The fuzz's own world: two agents with their providers, a reviewer, a spare token. */
-const world = {
-  p1: { code: "", token: "", review: "", spareTokenId: "" },
-  p2: { code: "", token: "", review: "" },
-  reviewer: "",
-};
-
-function lookup(ref: string): Json {
-  return ref
-    .replace(/^#\//, "")
-    .split("/")
-    .reduce((node: Json, key) => node[key.replace(/~1/g, "/").replace(/~0/g, "~")], doc);
-}
-const deref = (schema: Json): Json => (schema?.$ref ? deref(lookup(schema.$ref)) : schema);
 
 /** A validator for a schema of the document, its refs pointing into the document. */
 function validatorOf(key: string, schema: Json): (value: unknown) => boolean {
@@ -265,39 +247,6 @@ function caseArb(o: Operation): fc.Arbitrary<Case> {
   });
 }
 
-function tokenOf(credential: Credential): string | undefined {
-  switch (credential) {
-    case "agent":
-      return world.p1.token;
-    case "otherAgent":
-      return world.p2.token;
-    case "reviewer":
-      return world.reviewer;
-    case "bad":
-      return "agr_0000000000000000000000000000000000000000";
-    default:
-      return undefined;
-  }
-}
-
-// ── Snapshots ───────────────────────────────────────────────────────────────────────────────────
-
-/** The rows of the given providers and of what hangs off them, as text (bigints included). */
-async function snapshot(codes: string[]): Promise<string> {
-  const providers = await db.provider.findMany({
-    where: { providerCode: { in: codes } },
-    orderBy: { id: "asc" },
-    include: {
-      versions: { orderBy: { id: "asc" } },
-      reviews: { orderBy: { id: "asc" } },
-      events: { orderBy: { id: "asc" } },
-      tokens: { orderBy: { id: "asc" }, omit: { lastUsedAt: true } },
-      labelIndex: { orderBy: { label: "asc" } },
-    },
-  } as never);
-  return JSON.stringify(providers, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
-}
-
 // ── The property ────────────────────────────────────────────────────────────────────────────────
 
 function declared(o: Operation, status: number): Json | undefined {
@@ -381,37 +330,11 @@ async function check(o: Operation, c: Case): Promise<void> {
 }
 
 beforeAll(async () => {
-  const served = await call("GET", "/openapi.json");
-  expect(served.status).toBe(200);
-  doc = served.body;
+  await loadDocument();
   ajv = new Ajv2020({ strict: false, allErrors: true });
   (addFormats as unknown as (a: unknown) => void)(ajv);
-  ajv.addSchema(JSON.parse(JSON.stringify({ $id: "doc", components: doc.components })));
-  const auth = new Map(
-    REST_ROUTES.map((r) => [`${r.method} ${restPath(r.path).replace(/:([A-Za-z]+)/g, "{$1}")}`, r.auth]),
-  );
-  operations = Object.entries(doc.paths as Record<string, Record<string, Json>>).flatMap(([path, ops]) =>
-    Object.entries(ops).map(([method, op]) => ({
-      method: method.toUpperCase(),
-      path,
-      id: op.operationId as string,
-      op,
-      auth: auth.get(`${method.toUpperCase()} ${path}`) ?? "unknown",
-    })),
-  );
-  expect(operations.filter((o) => o.auth === "unknown")).toEqual([]);
-
-  const one = await intake();
-  const two = await intake();
-  world.p1 = { code: one.providerCode, token: one.accessToken, review: one.reviewCode, spareTokenId: "" };
-  world.p2 = { code: two.providerCode, token: two.accessToken, review: two.reviewCode };
-  world.reviewer = await reviewerToken("fuzz-reviewer");
-  const spare = await call("POST", `/api/v1/providers/${one.providerCode}/tokens`, {
-    token: one.accessToken,
-    body: { label: "spare" },
-  });
-  expect(spare.status).toBe(201);
-  world.p1.spareTokenId = spare.body.token.tokenId;
+  ajv.addSchema(JSON.parse(JSON.stringify({ $id: "doc", components: spec.doc.components })));
+  await setUpWorld();
 });
 
 describe("REST fuzzed from /openapi.json", () => {
@@ -419,9 +342,9 @@ describe("REST fuzzed from /openapi.json", () => {
     const seen = new Map<string, number>();
     await fc.assert(
       fc.asyncProperty(
-        fc.constantFrom(...operations).chain((o) => caseArb(o).map((c) => [o.id, c] as const)),
+        fc.constantFrom(...spec.operations).chain((o) => caseArb(o).map((c) => [o.id, c] as const)),
         async ([id, c]) => {
-          const o = operations.find((x) => x.id === id) as Operation;
+          const o = spec.operations.find((x) => x.id === id) as Operation;
           seen.set(o.id, (seen.get(o.id) ?? 0) + 1);
           await check(o, c);
         },
@@ -429,6 +352,6 @@ describe("REST fuzzed from /openapi.json", () => {
       { numRuns: RUNS, seed: SEED, endOnFailure: true },
     );
     // Every operation of the document was exercised.
-    expect([...seen.keys()].sort()).toEqual(operations.map((o) => o.id).sort());
+    expect([...seen.keys()].sort()).toEqual(spec.operations.map((o) => o.id).sort());
   }, 600_000);
 });
