@@ -32,7 +32,8 @@ export interface Bundle {
   icon: string;
 }
 
-const WEB_DIR = dirname(fileURLToPath(import.meta.url));
+/** The pages' sources: src/web, whether the service runs from src/ (tsx) or from its build in dist/. */
+const WEB_DIR = fileURLToPath(new URL("../../src/web/", import.meta.url)).replace(/\/$/, "");
 /** A directory name for esbuild's output paths; with `write: false` nothing is written there. */
 const OUT_DIR = join(WEB_DIR, "__bundle__");
 

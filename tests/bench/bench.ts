@@ -9,9 +9,12 @@
  *
  * Servers (child processes pinned to core 0 with `taskset -c 0`, one set per registry size):
  * - `bare`: tests/bench/bare.server.ts — node:http + better-sqlite3, hand-written SQL (detail, list, search);
- * - `rest` / `graphql`: the service itself (`src/main.ts`, NODE_ENV=production, logging on, rate limits
- *   off), through its REST routes (SOFA) and through /graphql, with its response cache (the default);
+ * - `rest` / `graphql`: the service itself as `npm start` runs it (its build, `dist/main.js`,
+ *   NODE_ENV=production, logging on, rate limits off), through its REST routes (SOFA) and through
+ *   /graphql, with its response cache (the default);
  * - `rest-nocache` / `graphql-nocache`: the same service started with RESPONSE_CACHE=off.
+ * Both run as plain JavaScript, without a loader: the service built by scripts/build.mjs, the bare
+ * baseline built the same way by esbuild into data/bench/.
  * The load generator is autocannon's programmatic API in this process, which pins itself to core 1.
  *
  * Per cell (target × operation × size) and run: `warmup` seconds unrecorded (`first-warmup` in the
@@ -36,6 +39,7 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import Database from "better-sqlite3";
+import { build } from "esbuild";
 import { COMMON_LABEL, parseOptions, SEARCH_WORDS, seedSynthetic } from "../../prisma/seed.synthetic.ts";
 import { signReviewerToken } from "../../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../../src/config.ts";
@@ -192,11 +196,29 @@ interface Server {
   child: ChildProcess;
 }
 
+/** The service's build (as `npm start` makes it) and the bare baseline's, as plain JavaScript. */
+async function buildServers(): Promise<{ service: string; bare: string }> {
+  execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: ROOT, stdio: "inherit" });
+  const bare = "data/bench/bare.server.mjs";
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: ["tests/bench/bare.server.ts"],
+    outfile: bare,
+    bundle: true,
+    packages: "external",
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "warning",
+  });
+  return { service: "dist/main.js", bare };
+}
+
 async function startServer(name: string, script: string, env: Record<string, string>, cpuProf: boolean) {
   const port = await freePort();
   const profile = cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${fileURLToPath(RESULTS)}profiles`] : [];
   // As `npm start` runs the service (package.json; see src/main.ts), the bare baseline alike.
-  const node = [process.execPath, "--single-threaded-gc", ...profile, "--import", "tsx", script];
+  const node = [process.execPath, "--single-threaded-gc", ...profile, script];
   const child = spawn("taskset", ["-c", "0", ...node], {
     cwd: ROOT,
     env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), ...env },
@@ -616,6 +638,8 @@ async function main() {
     );
     const urls = new Map<string, string>();
     const fixtures = new Map<number, Fixture>();
+    mkdirSync(`${ROOT}data/bench`, { recursive: true });
+    const scripts = await buildServers();
     for (const size of options.sizes) {
       const databaseUrl = await ensureSeeded(size);
       paths.set(size, sqlitePath(databaseUrl));
@@ -629,12 +653,12 @@ async function main() {
       };
       const wanted = new Set(options.targets);
       if (wanted.has("bare")) {
-        const s = await startServer(`bare-${size}`, "tests/bench/bare.server.ts", { DATABASE_URL: databaseUrl }, false);
+        const s = await startServer(`bare-${size}`, scripts.bare, { DATABASE_URL: databaseUrl }, false);
         servers.push(s);
         urls.set(`${size} bare`, s.url);
       }
       if (wanted.has("rest") || wanted.has("graphql")) {
-        const s = await startServer(`app-${size}`, "src/main.ts", { ...env, RESPONSE_CACHE: "on" }, options.cpuProf);
+        const s = await startServer(`app-${size}`, scripts.service, { ...env, RESPONSE_CACHE: "on" }, options.cpuProf);
         servers.push(s);
         urls.set(`${size} rest`, s.url);
         urls.set(`${size} graphql`, s.url);
@@ -642,7 +666,7 @@ async function main() {
       if (wanted.has("rest-nocache") || wanted.has("graphql-nocache")) {
         const s = await startServer(
           `app-nocache-${size}`,
-          "src/main.ts",
+          scripts.service,
           { ...env, RESPONSE_CACHE: "off" },
           options.cpuProf,
         );
@@ -712,7 +736,8 @@ async function main() {
       fixedRate: `${options.rate} requests/s, evenly spaced (open model, keep-alive), ${options.duration} s; p50/p99 per response, from send to whole answer`,
       runs: options.runs,
       figure: "median over the runs",
-      service: "src/main.ts, NODE_ENV=production, JSON request log on (to /dev/null), RATE_LIMITS=off, SQLite",
+      service:
+        "dist/main.js (npm start's build), NODE_ENV=production, JSON request log on (to /dev/null), RATE_LIMITS=off, SQLite",
     },
     ratios: ratios(rows, options),
     results: rows,
