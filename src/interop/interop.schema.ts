@@ -9,8 +9,14 @@ import { badInput, notFound } from "../errors.ts";
 import { idempotencyOf, REPLAY_NOTICE } from "../idempotency/idempotency.plugin.ts";
 import type { Profile } from "../providers/provider.rules.ts";
 import { validateIntake } from "../providers/provider.rules.ts";
-import { AgentType, ProviderRef, submitIntake, Visibility } from "../providers/provider.schema.ts";
-import { canSee, isPrivileged } from "../providers/provider.visibility.ts";
+import {
+  AgentType,
+  type IntakeAnswer,
+  IntakeAnswerRef,
+  submitIntake,
+  Visibility,
+} from "../providers/provider.schema.ts";
+import { assertVisible, isPrivileged } from "../providers/provider.visibility.ts";
 import { type PatchOperation, shownSnapshot, snapshotPatch } from "../providers/version.diff.ts";
 import {
   A2A_PROTOCOL_VERSION,
@@ -142,36 +148,16 @@ const ImportMappedFieldRef = builder.objectRef<MappedField>("ImportMappedField")
   }),
 });
 
-interface ImportAnswer {
-  providerId: number;
-  providerCode: string;
-  reviewCode: string;
-  accessToken: string | null;
-  notice?: string | null;
+interface ImportAnswer extends IntakeAnswer {
   mapped: MappedField[];
   unmapped: string[];
 }
 
 const ImportResultRef = builder.objectRef<ImportAnswer>("ImportResult").implement({
   description: "The intake's answer, and where the document's fields went.",
+  interfaces: [IntakeAnswerRef],
+  isTypeOf: (answer) => "mapped" in (answer as object),
   fields: (t) => ({
-    providerCode: t.exposeString("providerCode"),
-    reviewCode: t.exposeString("reviewCode"),
-    accessToken: t.exposeString("accessToken", {
-      nullable: true,
-      description:
-        "The agent's access token in plaintext. Shown this once only; keep it secret. Null only when this answer replays an earlier intake (Idempotency-Key): see notice.",
-    }),
-    notice: t.string({
-      nullable: true,
-      description: "Null, except when this answer replays the intake first made with the same Idempotency-Key.",
-      resolve: (r) => r.notice ?? null,
-    }),
-    provider: t.prismaField({
-      type: ProviderRef,
-      resolve: (query, result, _args, ctx) =>
-        ctx.db.provider.findUniqueOrThrow({ ...query, where: { id: result.providerId } }),
-    }),
     mapped: t.field({
       type: [ImportMappedFieldRef],
       description: "Each field of the document that went into the intake, and where",
@@ -208,7 +194,7 @@ builder.queryFields((t) => ({
           version: true,
         },
       });
-      if (!provider || !canSee(ctx.viewer, provider)) throw notFound(`No provider "${args.providerCode}"`);
+      assertVisible(ctx.viewer, provider, args.providerCode);
       const base = ctx.config.publicUrl ?? new URL(ctx.request.url).origin;
       return agentCardOf(
         {
@@ -244,7 +230,7 @@ builder.queryFields((t) => ({
           },
         },
       });
-      if (!provider || !canSee(ctx.viewer, provider)) throw notFound(`No provider "${args.providerCode}"`);
+      assertVisible(ctx.viewer, provider, args.providerCode);
       const byVersion = new Map(provider.versions.map((v) => [v.version, v.snapshot]));
       for (const version of [args.from, args.to]) {
         if (!byVersion.has(version)) throw notFound(`No version ${version} of provider "${args.providerCode}"`);

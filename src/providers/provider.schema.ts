@@ -40,7 +40,7 @@ import {
   validatePatch,
 } from "./provider.rules.ts";
 import { searchProviders, searchWords } from "./provider.search.ts";
-import { canSee, isPrivileged, listableWhere, shownActor } from "./provider.visibility.ts";
+import { assertVisible, canSee, isPrivileged, listableWhere, shownActor } from "./provider.visibility.ts";
 import { intakeProvider, patchProvider } from "./provider.write.ts";
 
 // ── Enumerations ────────────────────────────────────────────────────────────────────────────
@@ -363,7 +363,7 @@ builder.queryFields((t) => ({
         tokens: ctx.viewer.kind !== "anonymous" && asked.tokens,
         events: asked.events,
       });
-      if (!provider || !canSee(ctx.viewer, provider)) throw notFound(`No provider "${args.providerCode}"`);
+      assertVisible(ctx.viewer, provider, args.providerCode);
       ctx.response.headers.set("ETag", `"${provider.version}"`);
       return provider;
     },
@@ -393,36 +393,44 @@ export async function submitIntake(ctx: Context, intake: Intake) {
 }
 
 // ── Mutations ───────────────────────────────────────────────────────────────────────────────
-const IntakeResultRef = builder
-  .objectRef<{
-    providerId: number;
-    providerCode: string;
-    reviewCode: string;
-    accessToken: string | null;
-    notice?: string | null;
-  }>("IntakeResult")
-  .implement({
-    fields: (t) => ({
-      providerCode: t.exposeString("providerCode"),
-      reviewCode: t.exposeString("reviewCode"),
-      accessToken: t.exposeString("accessToken", {
-        nullable: true,
-        description:
-          "The agent's access token in plaintext. Shown this once only; keep it secret. Null only when this answer replays an earlier intake (Idempotency-Key): see notice.",
-      }),
-      notice: t.string({
-        nullable: true,
-        description:
-          "Null, except when this answer replays the intake first made with the same Idempotency-Key: then it says so and why accessToken is null.",
-        resolve: (r) => r.notice ?? null,
-      }),
-      provider: t.prismaField({
-        type: ProviderRef,
-        resolve: (query, result, _args, ctx) =>
-          ctx.db.provider.findUniqueOrThrow({ ...query, where: { id: result.providerId } }),
-      }),
+/** What every intake answers, whatever it was made from (createProvider, importProvider). */
+export interface IntakeAnswer {
+  providerId: number;
+  providerCode: string;
+  reviewCode: string;
+  accessToken: string | null;
+  notice?: string | null;
+}
+
+export const IntakeAnswerRef = builder.interfaceRef<IntakeAnswer>("IntakeAnswer").implement({
+  description: "What an intake answers: its codes, the agent's token (once) and the profile.",
+  fields: (t) => ({
+    providerCode: t.exposeString("providerCode"),
+    reviewCode: t.exposeString("reviewCode"),
+    accessToken: t.exposeString("accessToken", {
+      nullable: true,
+      description:
+        "The agent's access token in plaintext. Shown this once only; keep it secret. Null only when this answer replays an earlier intake (Idempotency-Key): see notice.",
     }),
-  });
+    notice: t.string({
+      nullable: true,
+      description:
+        "Null, except when this answer replays the intake first made with the same Idempotency-Key: then it says so and why accessToken is null.",
+      resolve: (r) => r.notice ?? null,
+    }),
+    provider: t.prismaField({
+      type: ProviderRef,
+      resolve: (query, result, _args, ctx) =>
+        ctx.db.provider.findUniqueOrThrow({ ...query, where: { id: result.providerId } }),
+    }),
+  }),
+});
+
+const IntakeResultRef = builder.objectRef<IntakeAnswer>("IntakeResult").implement({
+  description: "The answer to an intake.",
+  interfaces: [IntakeAnswerRef],
+  isTypeOf: (answer) => !("mapped" in (answer as object)),
+});
 
 /** The owner-settable fields as GraphQL arguments; `required` names those an intake must carry. */
 function profileArgs(t: Parameters<Parameters<typeof builder.mutationField>[1]>[0], required: boolean) {
@@ -453,7 +461,7 @@ export async function ownerScope(ctx: Context, providerCode: string, orReviewer 
       where: { providerCode },
       select: { id: true, visibility: true, reviewStage: true },
     });
-    if (!provider || !canSee(ctx.viewer, provider)) throw notFound(`No provider "${providerCode}"`);
+    assertVisible(ctx.viewer, provider, providerCode);
   }
   return orReviewer ? { $any: { ownerOf: providerCode, reviewer: true } } : { ownerOf: providerCode };
 }

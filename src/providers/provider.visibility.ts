@@ -3,6 +3,7 @@
  * reported as not found, never as forbidden, so codes cannot be probed.
  */
 import type { Viewer } from "../auth/viewer.plugin.ts";
+import { notFound } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 
 const LISTED_PUBLICLY: Prisma.ProviderWhereInput = { visibility: "PUBLIC", reviewStage: "APPROVED" };
@@ -30,6 +31,18 @@ interface Visible {
 export function canSee(viewer: Viewer, provider: Visible): boolean {
   if (isPrivileged(viewer, provider.id)) return true;
   return provider.visibility !== "PRIVATE" && !HIDDEN_STAGES.includes(provider.reviewStage);
+}
+
+/**
+ * Goes on only with a provider the caller may see; otherwise the same 404 as for a code that does
+ * not exist, so codes cannot be probed.
+ */
+export function assertVisible<T extends Visible>(
+  viewer: Viewer,
+  provider: T | null | undefined,
+  providerCode: string,
+): asserts provider is T {
+  if (!provider || !canSee(viewer, provider)) throw notFound(`No provider "${providerCode}"`);
 }
 
 /** Whether the caller may see private fields: tokens, contact, reviewer notes. */

@@ -19,7 +19,7 @@ import {
   ToolRef,
   Visibility,
 } from "./provider.schema.ts";
-import { canSee, isPrivileged, shownActor } from "./provider.visibility.ts";
+import { assertVisible, isPrivileged, shownActor } from "./provider.visibility.ts";
 
 type VersionRow = Prisma.ProviderVersionGetPayload<{ include: { provider: { select: { providerCode: true } } } }>;
 
@@ -121,7 +121,7 @@ builder.queryFields((t) => ({
           },
         },
       });
-      if (!provider || !canSee(ctx.viewer, provider)) throw notFound(`No provider "${args.providerCode}"`);
+      assertVisible(ctx.viewer, provider, args.providerCode);
       return page(provider.versions, limit, (v) => [v.version]);
     },
   }),
@@ -140,10 +140,9 @@ builder.queryFields((t) => ({
           versions: { where: { version: args.version }, include: { provider: { select: { providerCode: true } } } },
         },
       });
-      const version = provider?.versions[0];
-      if (!provider || !canSee(ctx.viewer, provider) || !version) {
-        throw notFound(`No version ${args.version} of provider "${args.providerCode}"`);
-      }
+      assertVisible(ctx.viewer, provider, args.providerCode);
+      const version = provider.versions[0];
+      if (!version) throw notFound(`No version ${args.version} of provider "${args.providerCode}"`);
       return version;
     },
   }),
