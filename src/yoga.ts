@@ -95,7 +95,7 @@ export function createApp(
     // The response bag lives on the server context (http.plugin.ts) so the edge can apply it. What
     // this returns is assigned onto the context, so it names only what it adds: a literal that
     // spreads and then adds keeps every request's objects alive until a major GC on Node 20
-    // (README, "Hot objects are plain").
+    // (docs/architecture.md, "Hot objects are plain").
     context: (initial) =>
       ({
         db,

@@ -54,7 +54,7 @@ export async function resolveViewer(authorization: string, db: Db, verifyReviewe
     const lastUsedAt = asDateOrNull(row.lastUsedAt);
     if (!lastUsedAt || now - lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
       // Raw too: Prisma's query interpreter builds objects that outlive young collections
-      // (README, "Hot objects are plain"), and this runs on the first request of every fresh token.
+      // (docs/architecture.md, "Hot objects are plain"), and this runs on the first request of every fresh token.
       await queryRows(
         db,
         Prisma.sql`UPDATE "access_tokens" SET "lastUsedAt" = ${new Date(now)} WHERE "id" = ${Number(row.id)}`,

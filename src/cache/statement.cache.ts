@@ -32,7 +32,7 @@ function columns(statement: Statement): Database.ColumnDefinition[] {
 /**
  * What the adapter does with `prepare(sql).bind(args)`: read its columns, run it, or read its rows
  * raw. A class, not an object literal of closures: one shape for every use, nothing defined on it per
- * call (see README, "Hot objects are plain").
+ * call (see docs/architecture.md, "Hot objects are plain").
  */
 class Bound {
   constructor(

@@ -120,7 +120,7 @@ export function summaryRow(raw: Record<string, unknown>): SummaryRow {
 
 /** A raw providers row as Prisma would answer it. */
 export function providerRow(raw: Record<string, unknown>): ProviderRow {
-  // Object.assign, not `{ ...summaryRow(raw), … }` (README, "Hot objects are plain").
+  // Object.assign, not `{ ...summaryRow(raw), … }` (docs/architecture.md, "Hot objects are plain").
   return Object.assign(summaryRow(raw), {
     description: (raw.description as string | null) ?? null,
     contactEmail: raw.contactEmail as string,

@@ -207,7 +207,7 @@ export interface SearchRequest {
 /**
  * The ranking block size (see above); mutable only so tests and the benchmark can change it.
  * 250 is about as many matches as a common word has in a registry of 1,000 agents, so a page costs
- * the same at 1,000,000 (measured with `npm run bench:search -- --window N`, README): with 1000 a
+ * the same at 1,000,000 (measured with `npm run bench:search -- --window N`, docs/performance.md): with 1000 a
  * common-word search at 1,000,000 agents took 1.8× as long as at 1,000, with 250 about 1×. The price
  * is that a search with more than 250 matches ranks them 250 at a time, newest first.
  */
