@@ -18,8 +18,8 @@ import { dirname } from "node:path";
 import { pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { migrate } from "../src/db.migrate.ts";
-import { dialectOf, sqlitePath } from "../src/db.ts";
+import { dialectOf, sqlitePath } from "../src/db/client.ts";
+import { migrate } from "../src/db/migrate.ts";
 import { OWNER_FIELDS } from "../src/providers/provider.rules.ts";
 
 // ── Vocabulary ────────────────────────────────────────────────────────────────────────────────

@@ -6,7 +6,7 @@ import PrismaPlugin from "@pothos/plugin-prisma";
 import ScopeAuthPlugin from "@pothos/plugin-scope-auth";
 import type { Viewer } from "./auth/viewer.plugin.ts";
 import type { Config } from "./config.ts";
-import type { Db } from "./db.ts";
+import type { Db } from "./db/client.ts";
 import { forbidden, unauthenticated } from "./errors.ts";
 import type PrismaTypes from "./generated/pothos-prisma-types.ts";
 import { getDatamodel } from "./generated/pothos-prisma-types.ts";
@@ -26,7 +26,7 @@ export interface Context {
   viewer: Viewer;
   db: Db;
   config: Config;
-  /** What a resolver wants on the HTTP response (ETag, Cache-Control, a 503); applied by http.plugin.ts. */
+  /** What a resolver wants on the HTTP response (ETag, Cache-Control, a 503); applied by edge.plugin.ts. */
   response: ResponseBag;
 }
 

@@ -12,9 +12,9 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setFlagsFromString } from "node:v8";
 import { loadConfig } from "./config.ts";
-import { migrate } from "./db.migrate.ts";
-import { openDb } from "./db.ts";
-import { writeLogLine } from "./request.log.ts";
+import { openDb } from "./db/client.ts";
+import { migrate } from "./db/migrate.ts";
+import { writeLogLine } from "./http/request.log.ts";
 import { createApp } from "./yoga.ts";
 
 // V8 "pretenures" an allocation site, allocating its objects straight into the old generation from

@@ -7,24 +7,24 @@ import { createYoga } from "graphql-yoga";
 import { reviewerVerifier } from "./auth/reviewer.jwt.ts";
 import { useViewer } from "./auth/viewer.plugin.ts";
 import type { Context, ResponseBag } from "./builder.ts";
-import { createResponseCache, withNodeCache } from "./cache/response.cache.ts";
 import type { Config } from "./config.ts";
-import type { Db } from "./db.ts";
+import type { Db } from "./db/client.ts";
 import { apiError, codeOf } from "./errors.ts";
 import { createFeed, useFeed } from "./feed/feed.pubsub.ts";
-import { useErrorCodes, useGraphqlGetParams, useGraphqlPost } from "./graphql.http.ts";
 import { useCors } from "./http/cors.ts";
+import { requestIdFor, useHttpEdge } from "./http/edge.plugin.ts";
+import { useErrorCodes, useGraphqlGetParams, useGraphqlPost } from "./http/graphql.http.ts";
+import { useCompiledExecution } from "./http/jit.plugin.ts";
+import { routeOf, writeLogLine } from "./http/request.log.ts";
+import { createResponseCache, withNodeCache } from "./http/response.cache.ts";
+import { useRest } from "./http/rest/rest.plugin.ts";
 import { useValidText } from "./http/text.plugin.ts";
-import { requestIdFor, useHttpEdge } from "./http.plugin.ts";
+import { useTransportRoutes } from "./http/transport.plugin.ts";
 import { useIdempotency } from "./idempotency/idempotency.plugin.ts";
-import { useCompiledExecution } from "./jit.plugin.ts";
 import { useGraphqlLimits } from "./limits/graphql.limits.ts";
 import { credentialGuard, useLimits } from "./limits/limits.plugin.ts";
 import { createLimits, type Limits } from "./limits/rate.limits.ts";
-import { routeOf, writeLogLine } from "./request.log.ts";
-import { useRest } from "./rest/rest.plugin.ts";
 import { schema } from "./schema.ts";
-import { useTransportRoutes } from "./transport.plugin.ts";
 import { useWebPages } from "./web/web.plugin.ts";
 
 export interface AppState {
@@ -59,7 +59,7 @@ export function createApp(
     });
     return apiError("INTERNAL", "Internal server error");
   };
-  // Anonymous answers of public reads, kept until the next write (src/cache/response.cache.ts).
+  // Anonymous answers of public reads, kept until the next write (src/http/response.cache.ts).
   const cache = createResponseCache({
     enabled: config.responseCache,
     redisUrl: config.redisUrl,
@@ -80,7 +80,7 @@ export function createApp(
     multipart: false,
     // Parsed documents are cached by Yoga; validation verdicts by document (graphql.limits.ts).
     parserAndValidationCache: { validationCache: false },
-    // The edge (http.plugin.ts) enforces the configured limit before Yoga reads a byte; Yoga's own
+    // The edge (edge.plugin.ts) enforces the configured limit before Yoga reads a byte; Yoga's own
     // limit would pipe the bytes through a stream again (~10% of a POST's CPU).
     maxRequestBodySize: false,
     logging: config.logLevel === "silent" ? false : "warn",
@@ -92,7 +92,7 @@ export function createApp(
     maskedErrors: { maskError },
     // CORS is ours (src/http/cors.ts): off unless CORS_ORIGINS lists origins.
     cors: false,
-    // The response bag lives on the server context (http.plugin.ts) so the edge can apply it. What
+    // The response bag lives on the server context (edge.plugin.ts) so the edge can apply it. What
     // this returns is assigned onto the context, so it names only what it adds: a literal that
     // spreads and then adds keeps every request's objects alive until a major GC on Node 20
     // (docs/architecture.md, "Hot objects are plain").

@@ -6,7 +6,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { migrate } from "../src/db.migrate.ts";
+import { migrate } from "../src/db/migrate.ts";
 
 export default async function globalSetup() {
   process.env.NODE_ENV = "test";

@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll } from "@jest/globals";
 import { signReviewerToken } from "../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../src/config.ts";
-import { dialectOf, openDb } from "../src/db.ts";
+import { dialectOf, openDb } from "../src/db/client.ts";
 import { createApp } from "../src/yoga.ts";
 
 export const config = loadConfig({ ...process.env, NODE_ENV: "test" });

@@ -3,7 +3,7 @@
  * plaintext is answered once with `Cache-Control: no-store` and never stored.
  */
 import { builder } from "../builder.ts";
-import { dialectOf } from "../db.ts";
+import { dialectOf } from "../db/client.ts";
 import { badInput, notFound } from "../errors.ts";
 import { noteFeed } from "../feed/feed.outbox.ts";
 import { fits } from "../providers/provider.rules.ts";

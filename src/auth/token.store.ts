@@ -5,7 +5,7 @@
  * issues of one provider, and its suspension, which updates that row, queue: each counts the tokens
  * the one before it left.
  */
-import { type Db, type Dialect, queryRows } from "../db.ts";
+import { type Db, type Dialect, queryRows } from "../db/client.ts";
 import { conflict, notFound, unauthenticated } from "../errors.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import type { MintedToken } from "./agent.token.ts";

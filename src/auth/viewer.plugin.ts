@@ -4,7 +4,7 @@
  * (missing scheme, malformed, bad checksum, unknown, revoked, expired) gives the same 401.
  */
 import type { Plugin } from "graphql-yoga";
-import { type Db, queryRows } from "../db.ts";
+import { type Db, queryRows } from "../db/client.ts";
 import { unauthenticated } from "../errors.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import type { AddressSource, CredentialGuard } from "../limits/limits.plugin.ts";

@@ -22,7 +22,7 @@ import { createRedisEventTarget } from "@graphql-yoga/redis-event-target";
 import { getOperationAST } from "graphql";
 import { createPubSub, type Plugin, Repeater } from "graphql-yoga";
 import { Redis } from "ioredis";
-import { type Db, queryRows } from "../db.ts";
+import { type Db, queryRows } from "../db/client.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import { columnsSql, SUMMARY_COLUMNS, summaryRow } from "../providers/provider.read.ts";
 import { type FeedKind, type FeedNote, withOutbox } from "./feed.outbox.ts";

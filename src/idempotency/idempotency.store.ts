@@ -13,7 +13,7 @@
  * after `LEASE_MS`. Keys live 24 hours; every claim first deletes the expired ones.
  */
 import { randomUUID } from "node:crypto";
-import type { Db } from "../db.ts";
+import type { Db } from "../db/client.ts";
 import { conflict } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 

@@ -1,6 +1,6 @@
 /**
  * OpenAPI schemas for the JSON-typed fields of the interop types: A2A maps keyed by a scheme's name,
- * which GraphQL cannot type. src/rest/openapi.ts puts them in place of the generic "any JSON value".
+ * which GraphQL cannot type. src/http/rest/openapi.ts puts them in place of the generic "any JSON value".
  */
 
 type Json = Record<string, unknown>;

@@ -22,8 +22,8 @@ import {
 import type { Plugin } from "graphql-yoga";
 import type { GraphqlLimitsConfig } from "../config.ts";
 import { apiError, notFound } from "../errors.ts";
-import type { GetEnveloped } from "../graphql.http.ts";
-import { graphqlErrorResponse } from "../rest/problem.ts";
+import type { GetEnveloped } from "../http/graphql.http.ts";
+import { graphqlErrorResponse } from "../http/rest/problem.ts";
 
 /**
  * A refusal of a validation rule is reported as a validation error (not thrown, armor's default),

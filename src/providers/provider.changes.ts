@@ -12,7 +12,7 @@
  * earlier than the last `updatedAt` seen (and skip what you have) so a slow commit is not missed.
  */
 import type { builder } from "../builder.ts";
-import type { Db } from "../db.ts";
+import type { Db } from "../db/client.ts";
 import { badInput } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { decodeCursor, page } from "../pagination.ts";

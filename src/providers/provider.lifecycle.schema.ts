@@ -5,7 +5,7 @@
  */
 import { actorOf } from "../auth/viewer.plugin.ts";
 import { builder } from "../builder.ts";
-import { dialectOf } from "../db.ts";
+import { dialectOf } from "../db/client.ts";
 import { notFound } from "../errors.ts";
 import { parseIfMatch } from "../http/if-match.ts";
 import { changeLifecycle, MAX_LIFECYCLE_MESSAGE } from "./provider.lifecycle.ts";

@@ -15,7 +15,7 @@
  * token cannot un-retire an agent; a reviewer can undo it (a retirement by a leaked token, a
  * mistake). A change to the state it is already in, with the same message and successor, is a 409.
  */
-import { type Db, type Dialect, queryRows, type RawTx, rawTransaction } from "../db.ts";
+import { type Db, type Dialect, queryRows, type RawTx, rawTransaction } from "../db/client.ts";
 import { badInput, conflict, type FieldError } from "../errors.ts";
 import { noteFeed } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";

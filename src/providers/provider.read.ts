@@ -7,7 +7,7 @@
  */
 import { setLoaderMappings } from "@pothos/selection-mapper";
 import { type FieldNode, type GraphQLResolveInfo, getNamedType, Kind, type SelectionSetNode } from "graphql";
-import { type Dialect, type Queryable, queryRows } from "../db.ts";
+import { type Dialect, type Queryable, queryRows } from "../db/client.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 
 /** A DateTime as the drivers answer it: a Date, an ISO string (SQLite, JSON) or epoch ms. */

@@ -1,9 +1,9 @@
 /**
  * The provider domain's GraphQL surface: types, queries and mutations.
- * REST routes for the same operations are generated from these by SOFA (src/rest/).
+ * REST routes for the same operations are generated from these by SOFA (src/http/rest/).
  */
 import { builder, type Context } from "../builder.ts";
-import { dialectOf, type Queryable } from "../db.ts";
+import { dialectOf, type Queryable } from "../db/client.ts";
 import { badInput, notFound } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { parseIfMatch } from "../http/if-match.ts";

@@ -17,7 +17,7 @@
  * apply BEFORE the page is cut: a page is never short because of filtering.
  */
 import { createHash } from "node:crypto";
-import { type Db, type Dialect, queryRows } from "../db.ts";
+import { type Db, type Dialect, queryRows } from "../db/client.ts";
 import { badInput } from "../errors.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import { decodeCursor, encodeCursor } from "../pagination.ts";

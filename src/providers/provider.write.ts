@@ -3,7 +3,7 @@
  * only the database (tokens are minted and hashed before it opens), so a failure leaves nothing.
  */
 import { mintToken } from "../auth/agent.token.ts";
-import { type Db, type Dialect, queryRows, type RawTx, rawTransaction } from "../db.ts";
+import { type Db, type Dialect, queryRows, type RawTx, rawTransaction } from "../db/client.ts";
 import { conflict } from "../errors.ts";
 import { type FeedNote, noteFeed, notesOfMove } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";

@@ -5,7 +5,7 @@
 import { MAX_SUBJECT } from "../auth/reviewer.jwt.ts";
 import { actorOf } from "../auth/viewer.plugin.ts";
 import { builder, type Context } from "../builder.ts";
-import { type Dialect, dialectOf, queryRows } from "../db.ts";
+import { type Dialect, dialectOf, queryRows } from "../db/client.ts";
 import { badInput, notFound, unauthenticated } from "../errors.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import { decodeCursor, page, pageSize } from "../pagination.ts";

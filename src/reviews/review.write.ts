@@ -6,7 +6,7 @@
  */
 
 import { MAX_SUBJECT } from "../auth/reviewer.jwt.ts";
-import { assignments, type Db, type Queryable, queryRows } from "../db.ts";
+import { assignments, type Db, type Queryable, queryRows } from "../db/client.ts";
 import { badInput, conflict, notFound } from "../errors.ts";
 import { type FeedNote, noteFeed, notesOfMove } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";

@@ -3,7 +3,7 @@
  */
 import { builder } from "../builder.ts";
 import { SERVICE_NAME, SERVICE_VERSION } from "../config.ts";
-import { REST_ROUTES, restPath } from "../rest/rest.routes.ts";
+import { REST_ROUTES, restPath } from "../http/rest/rest.routes.ts";
 
 const RouteRef = builder.objectRef<{ method: string; path: string; summary: string }>("RouteInfo").implement({
   fields: (t) => ({

@@ -43,8 +43,8 @@ import { build } from "esbuild";
 import { COMMON_LABEL, parseOptions, SEARCH_WORDS, seedSynthetic } from "../../prisma/seed.synthetic.ts";
 import { signReviewerToken } from "../../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../../src/config.ts";
-import { migrate } from "../../src/db.migrate.ts";
-import { sqlitePath } from "../../src/db.ts";
+import { sqlitePath } from "../../src/db/client.ts";
+import { migrate } from "../../src/db/migrate.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const RESULTS = new URL("./results/", import.meta.url);

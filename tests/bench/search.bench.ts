@@ -20,8 +20,8 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { COMMON_LABEL, parseOptions, SEARCH_WORDS, seedSynthetic } from "../../prisma/seed.synthetic.ts";
 import { loadConfig } from "../../src/config.ts";
-import { migrate } from "../../src/db.migrate.ts";
-import { type Dialect, openDb, sqlitePath } from "../../src/db.ts";
+import { type Dialect, openDb, sqlitePath } from "../../src/db/client.ts";
+import { migrate } from "../../src/db/migrate.ts";
 import { searchTuning } from "../../src/providers/provider.search.ts";
 import { createApp } from "../../src/yoga.ts";
 

@@ -1,6 +1,6 @@
 /**
  * WAL checkpoints run in a worker thread, not inside a COMMIT on the event loop, and the log stays
- * bounded however the writes come (src/db.checkpoint.ts, issue #7). The service runs on its own
+ * bounded however the writes come (src/db/checkpoint.ts, issue #7). The service runs on its own
  * SQLite file (whatever database the run tests), and requests go through the front door.
  */
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { afterAll, describe, expect, test } from "@jest/globals";
 import Database from "better-sqlite3";
 import { loadConfig } from "../../src/config.ts";
-import { startCheckpointer } from "../../src/db.checkpoint.ts";
-import { migrate } from "../../src/db.migrate.ts";
-import { type Db, openDb } from "../../src/db.ts";
+import { startCheckpointer } from "../../src/db/checkpoint.ts";
+import { type Db, openDb } from "../../src/db/client.ts";
+import { migrate } from "../../src/db/migrate.ts";
 import { createApp } from "../../src/yoga.ts";
 import { call, intakeBody } from "../helpers.ts";
 

@@ -1,7 +1,7 @@
 /**
  * Transactions are isolated from the requests around them (issue #6, "nothing acknowledged is ever
  * lost"). On SQLite every query goes through one connection: unless the service keeps other
- * requests' statements out while an interactive transaction is open (src/db.sqlite.ts), a read sees
+ * requests' statements out while an interactive transaction is open (src/db/sqlite.ts), a read sees
  * what that transaction has not committed, and a write outside it becomes part of it — and is undone
  * when it rolls back. A PATCH with a stale If-Match is such a transaction: it claims the next
  * version, then finds If-Match wrong and rolls back (src/providers/provider.write.ts). On PostgreSQL

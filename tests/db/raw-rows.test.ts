@@ -1,12 +1,12 @@
 /**
- * `queryRows` (src/db.ts) on the service's own SQLite connection takes its rows straight from
- * better-sqlite3 as objects (src/db.sqlite.ts); a connection without that path — here a test's
+ * `queryRows` (src/db/client.ts) on the service's own SQLite connection takes its rows straight from
+ * better-sqlite3 as objects (src/db/sqlite.ts); a connection without that path — here a test's
  * counting adapter, which the round-trip tests read through — answers through the driver adapter's
  * `queryRaw`. Both must bind the arguments alike (a Date, a boolean, null) and answer the same values,
  * and a statement that returns no rows must still run. On PostgreSQL both are `$queryRaw`.
  */
 import { afterAll, describe, expect, test } from "@jest/globals";
-import { queryRows } from "../../src/db.ts";
+import { queryRows } from "../../src/db/client.ts";
 import { Prisma } from "../../src/generated/prisma/client.ts";
 import { asDate, asJson } from "../../src/providers/provider.read.ts";
 import { config, db, intake } from "../helpers.ts";

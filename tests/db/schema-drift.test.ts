@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, test } from "@jest/globals";
 import { postgresSchema } from "../../scripts/prisma-generate.mjs";
-import { dialectOf } from "../../src/db.ts";
+import { dialectOf } from "../../src/db/client.ts";
 import { getDatamodel } from "../../src/generated/pothos-prisma-types.ts";
 import { config, db, tableNames } from "../helpers.ts";
 

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import pg from "pg";
 import { MARKERS, seedSynthetic } from "../../prisma/seed.synthetic.ts";
-import { type Db, dialectOf, openDb } from "../../src/db.ts";
+import { type Db, dialectOf, openDb } from "../../src/db/client.ts";
 import { AGENT_TYPES, TRUST_TIERS, VISIBILITIES, validateIntake } from "../../src/providers/provider.rules.ts";
 import { createApp } from "../../src/yoga.ts";
 import { config, reviewerToken } from "../helpers.ts";

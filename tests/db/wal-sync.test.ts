@@ -1,6 +1,6 @@
 /**
  * A write is answered only once it is durable, without holding the event loop for the fsync
- * (src/db.sqlite.ts, issue #7). On SQLite the connection runs `synchronous = NORMAL` and every write
+ * (src/db/sqlite.ts, issue #7). On SQLite the connection runs `synchronous = NORMAL` and every write
  * waits for an fsync of the WAL that began after its commit. Here the service runs on its own SQLite
  * file with a sync the test holds and releases, and requests go through the front door: the answer
  * never leaves before the sync, the sync never begins before the commit, reads are not held, and a
@@ -16,9 +16,9 @@ import { afterAll, beforeAll, describe, expect, jest, test } from "@jest/globals
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import Database from "better-sqlite3";
 import { loadConfig } from "../../src/config.ts";
-import { migrate } from "../../src/db.migrate.ts";
-import { isolatedSqlite, type Sync, walSync } from "../../src/db.sqlite.ts";
-import { type Db, readingDirectly } from "../../src/db.ts";
+import { type Db, readingDirectly } from "../../src/db/client.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { isolatedSqlite, type Sync, walSync } from "../../src/db/sqlite.ts";
 import { PrismaClient } from "../../src/generated/prisma/client.ts";
 import { createApp } from "../../src/yoga.ts";
 import { call, intakeBody } from "../helpers.ts";
@@ -51,7 +51,7 @@ let observer: Database.Database;
 
 beforeAll(async () => {
   await migrate(url);
-  // As src/db.ts opens it: isolated, with raw statements and raw transactions on its connection.
+  // As src/db/client.ts opens it: isolated, with raw statements and raw transactions on its connection.
   const direct = readingDirectly(isolatedSqlite(new PrismaBetterSqlite3({ url: path }), gate));
   db = new PrismaClient({ adapter: direct.factory }) as Db;
   direct.enable(db);

@@ -4,7 +4,7 @@
  * changed nothing.
  */
 import { expect } from "@jest/globals";
-import { REST_ROUTES, restPath } from "../../src/rest/rest.routes.ts";
+import { REST_ROUTES, restPath } from "../../src/http/rest/rest.routes.ts";
 import { call, db, intake, reviewerToken } from "../helpers.ts";
 
 export type Json = Record<string, any>;

@@ -45,7 +45,7 @@ describe("extensions.code", () => {
     }
   });
 
-  test("an operation compiled after its first runs (src/jit.plugin.ts) answers as it did before: data, codes, masking", async () => {
+  test("an operation compiled after its first runs (src/http/jit.plugin.ts) answers as it did before: data, codes, masking", async () => {
     const visible = await intake();
     await approve(visible.providerCode);
     const detail = `query D($c: String!) { provider(providerCode: $c) { providerCode name version capabilities { key }

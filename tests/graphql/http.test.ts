@@ -1,5 +1,5 @@
 /**
- * POST /graphql: the common request is answered from `onRequest` (src/graphql.http.ts), everything
+ * POST /graphql: the common request is answered from `onRequest` (src/http/graphql.http.ts), everything
  * else by Yoga. Either way the answer must be Yoga's: a query sent as GET always goes through Yoga,
  * so the same query sent as POST must get the same status, media type, headers and body, whatever
  * the `Accept` header and whatever the outcome. What is left to Yoga must reach it intact.
@@ -7,7 +7,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { jsonMediaTypeFor } from "../../src/graphql.http.ts";
+import { jsonMediaTypeFor } from "../../src/http/graphql.http.ts";
 import { app, approve, call, intake, uniqueCode } from "../helpers.ts";
 
 const visible = await intake();
@@ -21,7 +21,7 @@ const COMPARED = ["content-type", "content-length", "www-authenticate", "allow",
 
 async function both(query: string, variables: Record<string, unknown>, headers: Record<string, string>) {
   const search = new URLSearchParams({ query, variables: JSON.stringify(variables) });
-  // Run once first: a document runs compiled from its second run on (src/jit.plugin.ts), so both
+  // Run once first: a document runs compiled from its second run on (src/http/jit.plugin.ts), so both
   // answers compared are those of compiled runs.
   await call("GET", `/graphql?${search}`, { headers });
   const viaGet = await call("GET", `/graphql?${search}`, { headers });

@@ -1,12 +1,12 @@
 /**
  * A database client for tests that counts round trips: the run's database (SQLite or PostgreSQL)
- * opened through the same driver adapter as src/db.ts, wrapped so that every statement sent to the
+ * opened through the same driver adapter as src/db/client.ts, wrapped so that every statement sent to the
  * database — a query, an execute, a script, a BEGIN/COMMIT/ROLLBACK — is counted and its SQL kept.
  * Built here, by the test, never on a production path.
  */
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQuery, Transaction } from "@prisma/driver-adapter-utils";
-import { type Db, dialectOf, readingDirectly, sqlitePath } from "../../src/db.ts";
+import { type Db, dialectOf, readingDirectly, sqlitePath } from "../../src/db/client.ts";
 import { PrismaClient } from "../../src/generated/prisma/client.ts";
 
 export interface CountingDb {
@@ -102,7 +102,7 @@ export async function openCountingDb(databaseUrl: string): Promise<CountingDb> {
     const adapter = countFactory(new PrismaPg({ connectionString: databaseUrl }), statements, holds);
     db = new PgClient({ adapter: adapter as never }) as unknown as Db;
   } else {
-    // Raw reads go straight to the (counted) connection, as in src/db.ts.
+    // Raw reads go straight to the (counted) connection, as in src/db/client.ts.
     const direct = readingDirectly(
       countFactory(new PrismaBetterSqlite3({ url: sqlitePath(databaseUrl), timeout: 5000 }), statements, holds),
     );

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "@jest/globals";
 import Database from "better-sqlite3";
-import { migrate } from "../../src/db.migrate.ts";
+import { migrate } from "../../src/db/migrate.ts";
 import { readProvider } from "../../src/providers/provider.read.ts";
 import { type CountingDb, openCountingDb } from "./counting.db.ts";
 

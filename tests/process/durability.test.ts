@@ -5,7 +5,7 @@
  * summary it wrote, and every version list runs 1..n without gap or duplicate — also for the writes
  * that were in flight at the kill (each is all there or not there at all).
  *
- * It runs on a fresh SQLite file (WAL; each write answered once synced, src/db.sqlite.ts) and, when
+ * It runs on a fresh SQLite file (WAL; each write answered once synced, src/db/sqlite.ts) and, when
  * the suite runs on PostgreSQL (TEST_DATABASE_URL), on that database too. SIGKILL leaves the
  * machine's page cache in place, so this proves atomic, acknowledged-after-commit writes; surviving
  * power loss is the sync's job (README, "Durability"; tests/db/wal-sync.test.ts).
@@ -14,7 +14,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "@jest/globals";
 import Database from "better-sqlite3";
-import { dialectOf, sqlitePath } from "../../src/db.ts";
+import { dialectOf, sqlitePath } from "../../src/db/client.ts";
 import { intakeBody } from "../helpers.ts";
 import { cleanUp, pool, request, type Server, startServer, tempDir } from "./server.process.ts";
 

@@ -40,7 +40,7 @@ describe("the request log of the real process", () => {
   test("one line per request with id, route, status and latency; no credential ever", async () => {
     const server: Server = await startServer(`file:${join(tempDir(), "logs.db")}`);
     // The lines so far are the start-up's and its readiness probe's (whose line may follow its answer:
-    // a turn's lines leave together, src/request.log.ts); the test's requests follow.
+    // a turn's lines leave together, src/http/request.log.ts); the test's requests follow.
     await waitForLine(server, /"route":"\/ready","status":200/);
     const startLines = server.lines.length;
     const run = randomBytes(3).toString("hex");

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { migrate } from "../../src/db.migrate.ts";
+import { migrate } from "../../src/db/migrate.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The reviewer JWT secret the processes are started with (NODE_ENV=production requires one). */

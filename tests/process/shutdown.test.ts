@@ -14,7 +14,7 @@ import http from "node:http";
 import net from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "@jest/globals";
-import { openDb } from "../../src/db.ts";
+import { openDb } from "../../src/db/client.ts";
 import { intakeBody } from "../helpers.ts";
 import { cleanUp, request, type Server, startServer, tempDir, waitForLine } from "./server.process.ts";
 

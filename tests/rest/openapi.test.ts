@@ -7,7 +7,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { parse } from "yaml";
 import { SERVICE_VERSION } from "../../src/config.ts";
 import { ERROR_STATUS } from "../../src/errors.ts";
-import { pathParams, REST_ROUTES, type RestRoute, restPath } from "../../src/rest/rest.routes.ts";
+import { pathParams, REST_ROUTES, type RestRoute, restPath } from "../../src/http/rest/rest.routes.ts";
 import { schema } from "../../src/schema.ts";
 import { call } from "../helpers.ts";
 

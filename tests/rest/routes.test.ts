@@ -3,7 +3,7 @@
  * test until it is added here on purpose (ARCHITECTURE.md, "Habits").
  */
 import { describe, expect, test } from "@jest/globals";
-import { REST_ROUTES, restPath } from "../../src/rest/rest.routes.ts";
+import { REST_ROUTES, restPath } from "../../src/http/rest/rest.routes.ts";
 import { call, expectProblem } from "../helpers.ts";
 
 const ALLOWED = [

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { beforeAll, describe, expect, test } from "@jest/globals";
-import { dialectOf } from "../../src/db.ts";
+import { dialectOf } from "../../src/db/client.ts";
 import { approve, call, config, db, expectProblem, intake, reviewerToken, uniqueCode } from "../helpers.ts";
 
 /** A word of letters only that no other provider holds. */

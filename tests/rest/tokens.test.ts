@@ -1,7 +1,7 @@
 /** Token issue, rotation and revocation through /api/v1, and that no plaintext token is ever stored. */
 import { createHash } from "node:crypto";
 import { describe, expect, test } from "@jest/globals";
-import { dialectOf } from "../../src/db.ts";
+import { dialectOf } from "../../src/db/client.ts";
 import { approve, call, config, db, expectProblem, intake, reviewerToken, tableNames } from "../helpers.ts";
 
 const issue = (providerCode: string, token: string, body: Record<string, unknown> = {}) =>

@@ -9,7 +9,7 @@
  * tests/security/idempotency.test.ts, not here.
  */
 import { afterAll, describe, expect, test } from "@jest/globals";
-import { dialectOf, openDb } from "../../src/db.ts";
+import { dialectOf, openDb } from "../../src/db/client.ts";
 import { createApp } from "../../src/yoga.ts";
 import {
   type Answer,

@@ -4,7 +4,7 @@
  * unexpected becomes a masked INTERNAL.
  */
 import { GraphQLError } from "graphql";
-import { codeOf, ERROR_STATUS, ERROR_TITLE, type ErrorCode, type FieldError } from "../errors.ts";
+import { codeOf, ERROR_STATUS, ERROR_TITLE, type ErrorCode, type FieldError } from "../../errors.ts";
 
 export interface Problem {
   type: string;

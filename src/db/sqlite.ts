@@ -9,7 +9,7 @@
  * every query and every transaction a turn, first come first served: a plain query waits while a
  * transaction is open, and a transaction waits for the queries before it. better-sqlite3 runs each
  * statement synchronously, so nothing is lost by waiting: one connection does one thing at a time
- * anyway. Interactive transactions here only await the database (src/db.ts), so a turn is short.
+ * anyway. Interactive transactions here only await the database (src/db/client.ts), so a turn is short.
  *
  * Durability without blocking (issue #7). With `synchronous = FULL` SQLite fsyncs the WAL inside
  * every COMMIT, and better-sqlite3 runs COMMIT on the event loop: 0.8 ms of every write in which the
@@ -26,12 +26,12 @@ import { type FileHandle, open } from "node:fs/promises";
 import type { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import type { SqlQuery } from "@prisma/driver-adapter-utils";
 import type Database from "better-sqlite3";
-import type { Checkpointer } from "./db.checkpoint.ts";
+import type { Checkpointer } from "./checkpoint.ts";
 
 type Factory = PrismaBetterSqlite3;
 type Inner = Awaited<ReturnType<Factory["connect"]>>;
 
-/** What `queryRows` (db.ts) reads through: rows as objects by column name. */
+/** What `queryRows` (client.ts) reads through: rows as objects by column name. */
 export interface ObjectRows {
   queryObjects(query: Pick<SqlQuery, "sql" | "args">): Promise<Record<string, unknown>[]>;
 }
@@ -71,7 +71,7 @@ function sqliteArg(value: unknown): unknown {
 
 /**
  * The rows of one statement as objects by column name, straight from the better-sqlite3 connection
- * the adapter holds (`client`, with its statements kept by src/cache/statement.cache.ts). The
+ * the adapter holds (`client`, with its statements kept by src/db/statement.cache.ts). The
  * adapter's own `queryRaw` answers arrays, keeps every query's arguments in @prisma/debug's history
  * whether debugging is on or not, and maps every value — and `queryRows` then built objects back
  * from the arrays: ~4% of the CPU of an uncached profile read (issue #7, measured side by side).
@@ -258,7 +258,7 @@ function isolated(inner: Inner, sync: Sync | undefined, checkpoints: Checkpointe
 /**
  * The adapter factory whose connections keep transactions isolated and, given `sync`, answer a write
  * only once `sync` has made it durable (see above; the connection must then run `synchronous = NORMAL`).
- * Given `checkpoints` (db.checkpoint.ts), every write asks them first, in its turn, and they stop
+ * Given `checkpoints` (db/checkpoint.ts), every write asks them first, in its turn, and they stop
  * before the connection closes.
  */
 export function isolatedSqlite(factory: Factory, sync?: Sync, checkpoints?: Checkpointer): Factory {

@@ -2,10 +2,10 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQueryable } from "@prisma/driver-adapter-utils";
-import { cachedStatements } from "./cache/statement.cache.ts";
-import { type Checkpointer, type CheckpointOptions, startCheckpointer } from "./db.checkpoint.ts";
-import { isolatedSqlite, type ObjectRows, rawQuery, rowObjects, walSync } from "./db.sqlite.ts";
-import { Prisma, PrismaClient } from "./generated/prisma/client.ts";
+import { Prisma, PrismaClient } from "../generated/prisma/client.ts";
+import { type Checkpointer, type CheckpointOptions, startCheckpointer } from "./checkpoint.ts";
+import { isolatedSqlite, type ObjectRows, rawQuery, rowObjects, walSync } from "./sqlite.ts";
+import { cachedStatements } from "./statement.cache.ts";
 
 /**
  * The database client. Both dialects' clients are generated from the one model, so they have the
@@ -58,7 +58,7 @@ const directReads = new WeakMap<object, () => RawQueryable | undefined>();
 /**
  * An adapter factory whose connection `queryRows` on `client` reads through directly, and the
  * factory to give the client. The connection is the one the client itself opened: the same turns
- * (db.sqlite.ts), the same prepared statements, the same counting in tests.
+ * (db/sqlite.ts), the same prepared statements, the same counting in tests.
  */
 export function readingDirectly<F extends SqlDriverAdapterFactory>(
   factory: F,
@@ -90,7 +90,7 @@ const NO_ARGS = { args: [], argTypes: [] };
 
 /**
  * A transaction whose statements are all raw (`queryRows`). On SQLite it is started on the client's
- * own connection, which takes its turn (db.sqlite.ts) and answers once the commit is synced, without
+ * own connection, which takes its turn (db/sqlite.ts) and answers once the commit is synced, without
  * Prisma's interactive-transaction machinery: ~200 us of CPU for an empty one, a tenth of a PATCH
  * (issue #7). Elsewhere (PostgreSQL) it is `db.$transaction`.
  */
@@ -124,7 +124,7 @@ export async function rawTransaction<T>(db: Db, work: (tx: RawTx) => Promise<T>)
 
 /**
  * Rows of one raw statement, each an object by column name. On SQLite straight from the client's
- * own connection (db.sqlite.ts, `queryObjects`): Prisma's client spends ~0.2 ms per wide row turning
+ * own connection (db/sqlite.ts, `queryObjects`): Prisma's client spends ~0.2 ms per wide row turning
  * a raw result into typed objects that the readers (provider.read.ts) convert again anyway — a fifth
  * of an uncached profile read (issue #7); in a transaction of `rawTransaction`, straight through the
  * open transaction. Otherwise (other transactions, PostgreSQL) through `$queryRaw`. Values come as
@@ -134,19 +134,19 @@ export async function queryRows(db: Queryable, sql: Prisma.Sql): Promise<Record<
   const connection = directReads.get(db)?.() ?? directTransactions.get(db);
   if (!connection) return (db as Db).$queryRaw<Record<string, unknown>[]>(sql);
   const query = { sql: sql.sql, args: sql.values };
-  // Objects straight from better-sqlite3 on this service's connections (db.sqlite.ts); a connection
+  // Objects straight from better-sqlite3 on this service's connections (db/sqlite.ts); a connection
   // without them (a test's counting adapter) answers arrays.
   return connection.queryObjects
     ? connection.queryObjects(query)
     : rowObjects(await connection.queryRaw(rawQuery(query)));
 }
 
-/** Opens the configured database; on SQLite `checkpoints` tunes its WAL checkpoints (db.checkpoint.ts; tests). */
+/** Opens the configured database; on SQLite `checkpoints` tunes its WAL checkpoints (db/checkpoint.ts; tests). */
 export async function openDb(databaseUrl: string, options: { checkpoints?: CheckpointOptions } = {}): Promise<Db> {
   if (dialectOf(databaseUrl) === "postgresql") {
     const [{ PrismaPg }, { PrismaClient: PgClient }] = await Promise.all([
       import("@prisma/adapter-pg"),
-      import("./generated/prisma-pg/client.ts"),
+      import("../generated/prisma-pg/client.ts"),
     ]);
     return new PgClient({
       adapter: new PrismaPg({ connectionString: databaseUrl }),
@@ -156,9 +156,9 @@ export async function openDb(databaseUrl: string, options: { checkpoints?: Check
   const path = sqlitePath(databaseUrl);
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   // `timeout` is SQLite's busy timeout: a writer waits up to 5 s for the lock rather than failing.
-  // Isolated: no other request's statement runs inside an open transaction (db.sqlite.ts).
-  // A write is answered once an fsync of the WAL has made it durable (db.sqlite.ts). Statements
-  // prepared once and reused (src/cache/statement.cache.ts). Raw reads go straight to the
+  // Isolated: no other request's statement runs inside an open transaction (db/sqlite.ts).
+  // A write is answered once an fsync of the WAL has made it durable (db/sqlite.ts). Statements
+  // prepared once and reused (src/db/statement.cache.ts). Raw reads go straight to the
   // connection (queryRows).
   const durable = path === ":memory:" ? undefined : walSync(path);
   let checkpoints: Checkpointer | null = null;
@@ -181,7 +181,7 @@ export async function openDb(databaseUrl: string, options: { checkpoints?: Check
   // In WAL mode NORMAL survives a crash of the process but may lose the last commits on power loss
   // or an OS crash — and an acknowledged intake carries a token shown once. FULL would fsync the WAL
   // inside every COMMIT, on the event loop; instead the isolated connection answers every write
-  // only after its own shared fsync of the WAL (db.sqlite.ts), which keeps FULL's promise for
+  // only after its own shared fsync of the WAL (db/sqlite.ts), which keeps FULL's promise for
   // every acknowledged write. Without a file (`:memory:`) there is nothing to sync.
   await client.$executeRawUnsafe(`PRAGMA synchronous = ${durable ? "NORMAL" : "FULL"}`);
   // A 64 MiB page cache (SQLite's default is 2 MiB): a search reads up to a ranking block of rows
@@ -189,7 +189,7 @@ export async function openDb(databaseUrl: string, options: { checkpoints?: Check
   // OS on every request once the registry outgrew the cache.
   await client.$executeRawUnsafe("PRAGMA cache_size = -65536");
   if (path !== ":memory:") {
-    // Checkpoints in a worker thread, not inside a COMMIT on the event loop (db.checkpoint.ts);
+    // Checkpoints in a worker thread, not inside a COMMIT on the event loop (db/checkpoint.ts);
     // should the worker fail, the connection takes them back (SQLite's default, 1,000 pages).
     checkpoints = await startCheckpointer(
       path,

@@ -14,7 +14,7 @@
  * under writes that never pause it never does — the worker always copies a log that has grown
  * meanwhile, and an earlier attempt (reverted) saw the log reach 230 MB. Hence the bound: once a
  * checkpoint reports a log of `maxFrames` or more, the next write, in its turn on the connection
- * (db.sqlite.ts: nothing else runs on it meanwhile, and the event loop is free), waits for one
+ * (db/sqlite.ts: nothing else runs on it meanwhile, and the event loop is free), waits for one
  * checkpoint of everything left, and then starts the log over. That wait is one copy of the frames
  * since the last checkpoint and its fsyncs, once per `maxFrames` pages (about 400 PATCHes) instead
  * of a full copy every 1,000 pages on the event loop.

@@ -22,10 +22,10 @@ import {
 } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { useSofa } from "sofa-api";
-import { apiError, badInput, type FieldError, notFound, unauthenticated } from "../errors.ts";
-import { bodyText } from "../http/text.plugin.ts";
-import { READ_ONLY_FIELDS } from "../providers/provider.rules.ts";
+import { apiError, badInput, type FieldError, notFound, unauthenticated } from "../../errors.ts";
+import { READ_ONLY_FIELDS } from "../../providers/provider.rules.ts";
 import { routePattern } from "../request.log.ts";
+import { bodyText } from "../text.plugin.ts";
 import { problemResponse, sofaErrorHandler } from "./problem.ts";
 import { pathParams, REST_BASE, REST_ROUTES, type RestRoute, routesOf } from "./rest.routes.ts";
 
@@ -198,7 +198,7 @@ async function check(
 /** What the guard leaves on the server context for the operation SOFA runs. */
 interface RestContext {
   restNulls?: string[];
-  /** The log line's fields (http.plugin.ts): the guard names the route it matched. */
+  /** The log line's fields (edge.plugin.ts): the guard names the route it matched. */
   logFields?: { route?: string };
 }
 

@@ -23,9 +23,9 @@
  */
 import { type ExecutionArgs, type ExecutionResult, GraphQLError, getOperationAST } from "graphql";
 import { type Plugin, processRegularResult, type YogaServerInstance } from "graphql-yoga";
-import { badInput, codeOfStatus, isErrorCode } from "./errors.ts";
-import { bodyText } from "./http/text.plugin.ts";
+import { badInput, codeOfStatus, isErrorCode } from "../errors.ts";
 import { graphqlErrorResponse } from "./rest/problem.ts";
+import { bodyText } from "./text.plugin.ts";
 
 /**
  * The errors of a result carry the contract's code: Yoga's own refusals by their HTTP status (a 405

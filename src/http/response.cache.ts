@@ -66,7 +66,7 @@ interface Entry {
   status: number;
   headers: [string, string][];
   body: Buffer;
-  /** The log line's `operation` (http.plugin.ts) of the request that filled it. */
+  /** The log line's `operation` (edge.plugin.ts) of the request that filled it. */
   operation: string | undefined;
   storedAt: number;
 }
@@ -100,7 +100,7 @@ export interface ResponseCache {
   close(): Promise<void>;
 }
 
-/** What a node-level answer needs from the HTTP edge (http.plugin.ts): the request id and the log line. */
+/** What a node-level answer needs from the HTTP edge (edge.plugin.ts): the request id and the log line. */
 export interface NodeEdge {
   requestId(incoming: string | null): string;
   logLine(fields: {
@@ -352,7 +352,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       let body: Buffer | undefined;
       if (request.method === "POST") {
         if (url.pathname !== "/graphql") return;
-        // The HTTP edge has read and capped the body already (http.plugin.ts). Keyed by its bytes'
+        // The HTTP edge has read and capped the body already (edge.plugin.ts). Keyed by its bytes'
         // digest, as the node path keys it.
         body = Buffer.from(await request.clone().arrayBuffer());
       } else if (request.method !== "GET") return;

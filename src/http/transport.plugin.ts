@@ -4,9 +4,9 @@
  */
 import type { Plugin } from "graphql-yoga";
 import { stringify } from "yaml";
-import type { Db } from "./db.ts";
+import type { Db } from "../db/client.ts";
+import type { AppState } from "../yoga.ts";
 import { openApiDocument } from "./rest/openapi.ts";
-import type { AppState } from "./yoga.ts";
 
 export function useTransportRoutes(options: { db: Db; state: AppState }): Plugin {
   let json: string | undefined;

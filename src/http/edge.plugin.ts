@@ -11,8 +11,8 @@
 import { randomUUID } from "node:crypto";
 import type { Socket } from "node:net";
 import type { Plugin } from "graphql-yoga";
-import type { ResponseBag } from "./builder.ts";
-import { apiError, unauthenticated } from "./errors.ts";
+import type { ResponseBag } from "../builder.ts";
+import { apiError, unauthenticated } from "../errors.ts";
 import { looksLikeCredential, operationOf, routeOf } from "./request.log.ts";
 import { graphqlErrorResponse, problemResponse } from "./rest/problem.ts";
 

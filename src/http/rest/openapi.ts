@@ -29,9 +29,9 @@ import {
   isScalarType,
 } from "graphql";
 import { useSofa } from "sofa-api";
-import { SERVICE_VERSION } from "../config.ts";
-import { ERROR_STATUS, ERROR_TITLE, type ErrorCode } from "../errors.ts";
-import { JSON_ARGUMENT_SCHEMAS, JSON_FIELD_SCHEMAS } from "../interop/interop.openapi.ts";
+import { SERVICE_VERSION } from "../../config.ts";
+import { ERROR_STATUS, ERROR_TITLE, type ErrorCode } from "../../errors.ts";
+import { JSON_ARGUMENT_SCHEMAS, JSON_FIELD_SCHEMAS } from "../../interop/interop.openapi.ts";
 import { sofaConfig } from "./rest.plugin.ts";
 import { type Auth, pathParams, REST_ROUTES, type RestRoute, restPath } from "./rest.routes.ts";
 

@@ -1,5 +1,5 @@
 /**
- * What the request log line (http.plugin.ts) says about a request besides its status and latency:
+ * What the request log line (edge.plugin.ts) says about a request besides its status and latency:
  * the route as a pattern and the GraphQL operation, never the raw URL, a header or a body. Paths
  * carry ids (and a careless client's token, `/providers/agr_…`); patterns and schema field names
  * come from this code, so nothing a client types reaches the log through them.

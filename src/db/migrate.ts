@@ -12,7 +12,7 @@ import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import pg from "pg";
-import { type Dialect, dialectOf, sqlitePath } from "./db.ts";
+import { type Dialect, dialectOf, sqlitePath } from "./client.ts";
 
 // The table as Prisma's schema engine creates it, per dialect.
 const BOOKKEEPING: Record<Dialect, string> = {
@@ -50,7 +50,7 @@ export interface Migration {
 
 /** The migrations of a dialect, in order. */
 export function migrations(dialect: Dialect): Migration[] {
-  const folder = new URL(`../prisma/migrations/${dialect}/`, import.meta.url);
+  const folder = new URL(`../../prisma/migrations/${dialect}/`, import.meta.url);
   return readdirSync(folder, { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && /^\d{14}_[a-z0-9_]+$/.test(entry.name))
     .map((entry) => entry.name)
