@@ -1,6 +1,6 @@
 /**
  * Synthetic registry: fills a database with N realistic agents for load tests and the search
- * benchmark (issue #4). The rows go straight into the tables — better-sqlite3 prepared statements
+ * benchmark. The rows go straight into the tables — better-sqlite3 prepared statements
  * in big transactions on SQLite, multi-row `INSERT … SELECT FROM json_to_recordset($1)` batches on
  * PostgreSQL — bypassing Prisma, which would need hours for a million agents. Search indexes
  * (FTS tables, generated columns) are the database's business: triggers and generated columns
@@ -882,7 +882,7 @@ function sqliteWriter(databaseUrl: string): Writer {
       // which FTS5 merges level by level as writes go on, a slice of the pending merge inside every
       // write. A million rows written at once leave it partway through merging four segments of
       // ~240 MB each, and every write then paid ~1.8 ms for its slice on average, up to 340 ms for
-      // one, until that merge was done (issue #7: PATCH at 1,000,000 agents 275/s, p99 95 ms). A bulk load
+      // one, until that merge was done (PATCH at 1,000,000 agents 275/s, p99 95 ms). A bulk load
       // ends as the migration that rebuilt the index does (20261121030000_search_prefix): merged
       // into one segment, here 24 s at a million agents.
       db.exec(`INSERT INTO "provider_search" ("provider_search") VALUES ('optimize')`);

@@ -13,7 +13,7 @@ import { getDatamodel } from "./generated/pothos-prisma-types.ts";
 
 /**
  * What a resolver asks of its answer: headers (one value per name) and a status. A Map, not a
- * fetch `Headers`: Node's Headers cost ~13 µs per request to build and read back (issue #7), and
+ * fetch `Headers`: Node's Headers cost ~13 µs per request to build and read back, and
  * resolvers only ever set a header.
  */
 export interface ResponseBag {

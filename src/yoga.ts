@@ -86,7 +86,7 @@ export function createApp(
     logging: config.logLevel === "silent" ? false : "warn",
     graphiql: config.production ? false : { title: "Agent Registry — GraphiQL" },
     // GraphiQL's renderer holds its whole bundle as strings (~30 MB of heap, a third of a production
-    // server's, issue #7): loaded when the page is first asked for, so never in production.
+    // server's): loaded when the page is first asked for, so never in production.
     renderGraphiQL: (options) =>
       import("@graphql-yoga/render-graphiql").then(({ renderGraphiQL }) => renderGraphiQL(options)),
     maskedErrors: { maskError },

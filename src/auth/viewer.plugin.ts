@@ -41,7 +41,7 @@ export async function resolveViewer(authorization: string, db: Db, verifyReviewe
   if (looksLikeAgentToken(token)) {
     if (!hasValidChecksum(token)) throw unauthenticated();
     // The token with its provider in one statement (the ORM's relation select takes two, each
-    // through the client's query pipeline: a twentieth of a PATCH's CPU, issue #7).
+    // through the client's query pipeline: a twentieth of a PATCH's CPU).
     const [row] = await queryRows(
       db,
       Prisma.sql`SELECT t."id", t."tokenId", t."revokedAt", t."expiresAt", t."lastUsedAt", p."id" AS "providerId", p."providerCode"
@@ -85,7 +85,7 @@ export function useViewer(
   return {
     onContextBuilding({ context, extendContext }) {
       const authorization = context.request.headers.get("authorization");
-      // An anonymous caller needs no lookup: its context is built without waiting a turn (issue #7).
+      // An anonymous caller needs no lookup: its context is built without waiting a turn.
       if (authorization === null) return extendContext({ viewer: { kind: "anonymous" } });
       const resolve = () => resolveViewer(authorization, db, verifyReviewer);
       return (guard ? guard(context, resolve) : resolve()).then((viewer) => extendContext({ viewer }));

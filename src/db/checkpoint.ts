@@ -1,5 +1,5 @@
 /**
- * SQLite's WAL checkpoints, off the event loop, with a log that stays bounded (issue #7).
+ * SQLite's WAL checkpoints, off the event loop, with a log that stays bounded.
  *
  * In WAL mode SQLite copies the log back into the database file (a checkpoint) inside the COMMIT
  * that takes the log past 1,000 pages, and better-sqlite3 runs COMMIT on the event loop: the copy

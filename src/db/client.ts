@@ -91,8 +91,8 @@ const NO_ARGS = { args: [], argTypes: [] };
 /**
  * A transaction whose statements are all raw (`queryRows`). On SQLite it is started on the client's
  * own connection, which takes its turn (db/sqlite.ts) and answers once the commit is synced, without
- * Prisma's interactive-transaction machinery: ~200 us of CPU for an empty one, a tenth of a PATCH
- * (issue #7). Elsewhere (PostgreSQL) it is `db.$transaction`.
+ * Prisma's interactive-transaction machinery: ~200 us of CPU for an empty one, a tenth of a PATCH.
+ * Elsewhere (PostgreSQL) it is `db.$transaction`.
  */
 export async function rawTransaction<T>(db: Db, work: (tx: RawTx) => Promise<T>): Promise<T> {
   const connection = directReads.get(db)?.();
@@ -126,7 +126,7 @@ export async function rawTransaction<T>(db: Db, work: (tx: RawTx) => Promise<T>)
  * Rows of one raw statement, each an object by column name. On SQLite straight from the client's
  * own connection (db/sqlite.ts, `queryObjects`): Prisma's client spends ~0.2 ms per wide row turning
  * a raw result into typed objects that the readers (provider.read.ts) convert again anyway — a fifth
- * of an uncached profile read (issue #7); in a transaction of `rawTransaction`, straight through the
+ * of an uncached profile read; in a transaction of `rawTransaction`, straight through the
  * open transaction. Otherwise (other transactions, PostgreSQL) through `$queryRaw`. Values come as
  * the driver gives them: readers convert with asDate/asJson.
  */

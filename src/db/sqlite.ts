@@ -11,7 +11,7 @@
  * statement synchronously, so nothing is lost by waiting: one connection does one thing at a time
  * anyway. Interactive transactions here only await the database (src/db/client.ts), so a turn is short.
  *
- * Durability without blocking (issue #7). With `synchronous = FULL` SQLite fsyncs the WAL inside
+ * Durability without blocking. With `synchronous = FULL` SQLite fsyncs the WAL inside
  * every COMMIT, and better-sqlite3 runs COMMIT on the event loop: 0.8 ms of every write in which the
  * process does nothing else. Here the connection runs `synchronous = NORMAL` (a commit is written to
  * the WAL but not synced) and every write waits, before it is answered, for an fsync of the WAL that
@@ -74,7 +74,7 @@ function sqliteArg(value: unknown): unknown {
  * the adapter holds (`client`, with its statements kept by src/db/statement.cache.ts). The
  * adapter's own `queryRaw` answers arrays, keeps every query's arguments in @prisma/debug's history
  * whether debugging is on or not, and maps every value — and `queryRows` then built objects back
- * from the arrays: ~4% of the CPU of an uncached profile read (issue #7, measured side by side).
+ * from the arrays: ~4% of the CPU of an uncached profile read (measured side by side).
  * Values come as SQLite stores them; the readers convert them (asDate, asJson) as they did what the
  * adapter answered. Without a `client` (another adapter version), through `queryRaw`.
  */
@@ -128,7 +128,7 @@ export interface Sync {
  * While an fsync runs, the next one begins at once, not when it ends: on a disk whose flush now and
  * then takes 15–40 ms (this machine's virtual disk, under the benchmark's PATCHes at 100/s) a write
  * committed mid-flush would otherwise wait for two flushes, and a few such waits made the p99 of a
- * moderate rate (issue #7). Two run at most: callers arriving while two run share the one that
+ * moderate rate. Two run at most: callers arriving while two run share the one that
  * begins when the first of them ends.
  */
 export function walSync(databasePath: string): Sync {

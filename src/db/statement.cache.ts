@@ -1,5 +1,5 @@
 /**
- * Prepared statements kept for reuse on SQLite (issue #7). @prisma/adapter-better-sqlite3 prepares
+ * Prepared statements kept for reuse on SQLite. @prisma/adapter-better-sqlite3 prepares
  * every statement again for every query (`db.prepare(sql).bind(args)`): SQLite parses and plans the
  * SQL each time, a twelfth of the CPU of a profile read. Prisma's SQL for one operation is the same
  * text every time, so the connection handed to the adapter keeps the last `max` statements by their

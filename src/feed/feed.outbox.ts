@@ -8,8 +8,8 @@
  * parameter; outside an operation (seeds, scripts) a note goes nowhere.
  *
  * On Node 20 an enabled AsyncLocalStorage runs a hook at every promise the process makes, whatever
- * the request: after the first mutation, every read paid for it (~4% of an uncached profile read,
- * issue #7). The storage is disabled whenever no mutation is running, which lets Node remove the hook.
+ * the request: after the first mutation, every read paid for it (~4% of an uncached profile read).
+ * The storage is disabled whenever no mutation is running, which lets Node remove the hook.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 

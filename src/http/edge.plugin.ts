@@ -145,7 +145,7 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
       if (request.headers.has("content-length") && !request.headers.has("transfer-encoding")) {
         // Framed by its Content-Length, checked above: no byte past it is read, so the body is left
         // to the one reader that needs it (Yoga or the REST guard). Reading and rebuilding the
-        // request here cost ~15 µs of CPU per GraphQL POST (issue #7).
+        // request here cost ~15 µs of CPU per GraphQL POST.
         if (declaresBody(request) && !json) return endResponse(unsupportedType(url));
         return;
       }
@@ -182,7 +182,7 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
         let copied = bag.status !== undefined && bag.status !== response.status;
         if (!copied) {
           // The answers built here have mutable headers: adding to them saves a copy of the whole
-          // response on every request (issue #7). A response with immutable headers is copied.
+          // response on every request. A response with immutable headers is copied.
           try {
             apply(response.headers);
           } catch {

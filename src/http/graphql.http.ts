@@ -5,7 +5,7 @@
  * Yoga passes every request through its stages in turn — request parsers, `onParams`, the operation,
  * `onResultProcess`, each stage a promise and a turn of the microtask queue — and that pipeline was
  * the ~55 µs of CPU per request that an uncached profile read over /graphql cost more than the same
- * read as a REST route, which answers from `onRequest` (issue #7). The common request needs none of
+ * read as a REST route, which answers from `onRequest`. The common request needs none of
  * it: this runs the same steps on the same objects — Yoga's envelope of plugins for the request (its
  * parse cache, the limits' validation verdicts, the app's context, compiled execution, masked errors,
  * the feed, idempotency and rate limits), and Yoga's own processor of a JSON result, for the media

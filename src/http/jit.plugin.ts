@@ -1,5 +1,5 @@
 /**
- * Compiled execution (issue #7): graphql-jit turns an operation into a function once, instead of
+ * Compiled execution: graphql-jit turns an operation into a function once, instead of
  * graphql-js walking the document for every request — a fifth of the CPU of an uncached profile
  * read, and much of its garbage. Only operations run before are compiled: Yoga hands the same
  * document object for the same query text (its parse cache), every REST route runs one fixed

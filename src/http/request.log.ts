@@ -10,7 +10,7 @@ import { matchPath, REST_BASE, REST_ROUTES, type RestRoute, restPath, routesOf }
 /**
  * Writes a JSON log line to stdout. The lines of one turn of the event loop leave in one write once
  * the turn's I/O is done (`setImmediate`): a write per request through the stdout stream's machinery
- * was ~6% of the CPU of an uncached profile read (issue #7, measured side by side). Lines still
+ * was ~6% of the CPU of an uncached profile read (measured side by side). Lines still
  * waiting when the process exits are written by its `exit` event, so an exit (the drain's included)
  * loses none.
  */

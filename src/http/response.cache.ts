@@ -1,5 +1,5 @@
 /**
- * The response cache (issue #7): anonymous answers of public reads, kept in this process's memory
+ * The response cache: anonymous answers of public reads, kept in this process's memory
  * until the next write.
  *
  * What is kept: the 200 answer of an operation that reads public resources only — the root fields

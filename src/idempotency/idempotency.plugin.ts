@@ -251,7 +251,7 @@ export function useIdempotency(log: Log = () => {}): Plugin {
     },
   };
   return {
-    // An operation without the header goes on at once, without waiting a turn (issue #7).
+    // An operation without the header goes on at once, without waiting a turn.
     onExecute(payload) {
       const ctx = payload.args.contextValue as unknown as Context;
       // `get`, not `has`: the fetch ponyfill answers `has` false for a header sent empty.

@@ -80,7 +80,7 @@ export function useGraphqlLimits(limits: GraphqlLimitsConfig, options: { graphiq
    * The verdict of validation on each document: a /graphql document's from Yoga's validate phase, a
    * REST route's from here, before it first runs. An app's rules are the same for every request, so a
    * verdict holds for good. It stands in for Yoga's validation cache (turned off in yoga.ts), which
-   * keys its entries by the names of the rules, joined afresh for every request (issue #7).
+   * keys its entries by the names of the rules, joined afresh for every request.
    */
   const verdicts = new WeakMap<DocumentNode, readonly GraphQLError[]>();
   let getEnveloped: GetEnveloped | undefined;

@@ -91,7 +91,7 @@ const INTAKE_FIELDS = new Set(["createProvider", "importProvider"]);
  */
 export function useLimits(limits: Limits, trustProxy: number): Plugin<{ viewer: Viewer } & AddressSource> {
   return {
-    // Synchronous until there is something to count: a read goes on without waiting a turn (issue #7).
+    // Synchronous until there is something to count: a read goes on without waiting a turn.
     onExecute({ args, setResultAndStopExecution }) {
       if (!limits.enabled) return;
       const operation = getOperationAST(args.document, args.operationName);

@@ -1,5 +1,5 @@
 /**
- * The list arguments of issue #8: `includeRetired` (lists hide RETIRED providers unless asked) and
+ * The list arguments: `includeRetired` (lists hide RETIRED providers unless asked) and
  * `updatedSince` (the change feed of a list). Shared by the providers list and the review queue.
  *
  * How a client polls (README, "Lifecycle and change feed"): ask `providers(updatedSince: T)`; the

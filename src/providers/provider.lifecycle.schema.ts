@@ -1,5 +1,5 @@
 /**
- * The lifecycle's GraphQL surface (issue #8): the `Lifecycle` enum, the lifecycle fields of
+ * The lifecycle's GraphQL surface: the `Lifecycle` enum, the lifecycle fields of
  * `Provider` and `ProviderSummary`, a provider's `predecessors`, and `setProviderLifecycle`
  * (REST: `POST /api/v1/providers/{providerCode}/lifecycle`). The rules are in provider.lifecycle.ts.
  */

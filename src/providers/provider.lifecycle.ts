@@ -1,5 +1,5 @@
 /**
- * A provider's lifecycle (issue #8): ACTIVE, DEPRECATED (with a message and maybe a successor) or
+ * A provider's lifecycle: ACTIVE, DEPRECATED (with a message and maybe a successor) or
  * RETIRED. The rules are pure functions; `changeLifecycle` writes a change the way a PATCH writes a
  * profile: the row, one new version and one timeline event in one transaction.
  *

@@ -1,5 +1,5 @@
 /**
- * Reads that answer a request in one database round trip (issue #7). Prisma would read a profile
+ * Reads that answer a request in one database round trip. Prisma would read a profile
  * with its tokens and timeline in three statements (one per relation, no join strategy without a
  * preview feature); here each is one SQL statement whose related rows come back as JSON arrays,
  * turned into exactly the rows Prisma would have answered, so the Pothos types resolve them as
@@ -217,7 +217,7 @@ function predecessorsJson(dialect: Dialect): Prisma.Sql {
 /** The relations a profile read loads with the row. */
 type Relations = { tokens: boolean; events: boolean };
 
-/** The detail's statement but its condition, built once per dialect and relations asked (issue #7). */
+/** The detail's statement but its condition, built once per dialect and relations asked. */
 const detailSelects = new Map<string, Prisma.Sql>();
 function detailSelect(dialect: Dialect, relations: Relations): Prisma.Sql {
   const key = `${dialect} ${relations.tokens} ${relations.events}`;
@@ -284,7 +284,7 @@ const askedByField = new WeakMap<FieldNode, Asked>();
  * Which relations the Provider field `info` resolves asks for (`readProvider` then loads them with
  * the row), and Pothos told that the row it resolves with holds them — what `t.prismaField` would
  * learn from its query plan. That plan is walked afresh on every request, through every field of
- * the profile: measured side by side (issue #7), an uncached REST detail read went 285–289 →
+ * the profile: measured side by side, an uncached REST detail read went 285–289 →
  * 233–248 µs without it, over /graphql 347–365 → 290–301 µs. Here the selection is walked once
  * per document, through its fragments and under its aliases; a relation field not recorded would
  * load its own rows (tests/perf/round-trips.test.ts counts them). The answer is shared: frozen.

@@ -178,7 +178,7 @@ export function providersTable(alias = "p"): SqlTable {
  * provider is written, and a keyset `(score, id) > last` would then skip or repeat rows. The fingerprint ties a cursor to its search and filters: reused
  * with another search it is a 400, like any cursor the list did not issue.
  *
- * Bounded ranking (issue #4). Ranking every match made a common word cost O(matches) per page
+ * Bounded ranking. Ranking every match made a common word cost O(matches) per page
  * (831 ms at 1,000,000 agents for a word in a fifth of them). Instead the matches that pass the
  * filters are walked newest first (descending id — served by the FTS5 index on SQLite, by the
  * primary key on PostgreSQL) and cut into consecutive BLOCKS of `searchTuning.window` rows (250):

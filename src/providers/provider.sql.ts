@@ -2,7 +2,7 @@
  * The statements every versioned provider write runs (a PATCH, a lifecycle change), as raw SQL that
  * both dialects understand. Through `queryRows` in a transaction (src/db/client.ts) they run straight on
  * SQLite's open transaction: each ORM call cost 120-320 us of client-side work around ~30 us of SQL,
- * most of a PATCH's CPU (issue #7). On PostgreSQL they go through `$queryRaw`.
+ * most of a PATCH's CPU. On PostgreSQL they go through `$queryRaw`.
  */
 import { assignments, type Dialect, type Queryable, queryRows } from "../db/client.ts";
 import { apiError, notFound } from "../errors.ts";

@@ -182,7 +182,7 @@ export function useWebPages(options: WebPagesOptions = {}): Plugin {
 
     onResponse({ request, response, setResponse }) {
       // The HTML answer of /graphql is GraphiQL's. The content type is asked first: every answer
-      // passes here, and parsing its URL again cost ~1% of an uncached read (issue #7).
+      // passes here, and parsing its URL again cost ~1% of an uncached read.
       if (!graphiql || !response.headers.get("content-type")?.startsWith("text/html")) return;
       if (new URL(request.url).pathname !== "/graphql") return;
       const headers = new Headers(response.headers);

@@ -1,5 +1,5 @@
 /**
- * The bare baseline of the benchmark (issue #7): `node:http` and `better-sqlite3`, nothing else,
+ * The bare baseline of the benchmark: `node:http` and `better-sqlite3`, nothing else,
  * serving the anonymous provider detail, list (with filters) and search answers of the service with
  * hand-written SQL and hand-built JSON — what one Node process can do on this database, the limit
  * the service is measured against. Same database, same pragmas, same statements as the service's

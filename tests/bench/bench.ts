@@ -1,5 +1,5 @@
 /**
- * The benchmark of issue #7: the service's reads and writes side by side with the bare limit of one
+ * The benchmark: the service's reads and writes side by side with the bare limit of one
  * Node process on the same database, in one run, interleaved.
  *
  *   npm run bench -- [--sizes 1000,100000,1000000] [--ops detail,list,search,patch,intake,queue]

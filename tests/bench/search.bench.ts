@@ -1,5 +1,5 @@
 /**
- * The search benchmark of issue #4: how list, filter and search latency grow with the registry.
+ * The search benchmark: how list, filter and search latency grow with the registry.
  *
  *   npm run bench:search -- [--dialect sqlite|postgresql] [--sizes 1000,1000000] [--requests 300]
  *                           [--runs 3] [--warmup 30] [--pg-url postgresql://postgres@127.0.0.1:5432/postgres]

@@ -459,7 +459,7 @@ describe("the directory", () => {
   });
 });
 
-describe("lifecycle (issue #8)", () => {
+describe("lifecycle", () => {
   test("the directory card and the profile show DEPRECATED and RETIRED, the message and the successor; retired agents only when asked", async () => {
     const label = `lc-${uniqueCode("").slice(-8)}`;
     const [next, old, gone] = [

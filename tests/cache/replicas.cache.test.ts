@@ -1,5 +1,5 @@
 /**
- * The response cache across replicas (issue #7): two real server processes on one PostgreSQL
+ * The response cache across replicas: two real server processes on one PostgreSQL
  * database with Redis, each caching anonymous reads. A write acknowledged by one replica is never
  * followed by the old answer from the other — for the profile, the lists and search, over REST and
  * GraphQL — while the caches are shown to be in use (the same read twice is a hit).

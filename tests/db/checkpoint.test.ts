@@ -1,6 +1,6 @@
 /**
  * WAL checkpoints run in a worker thread, not inside a COMMIT on the event loop, and the log stays
- * bounded however the writes come (src/db/checkpoint.ts, issue #7). The service runs on its own
+ * bounded however the writes come (src/db/checkpoint.ts). The service runs on its own
  * SQLite file (whatever database the run tests), and requests go through the front door.
  */
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * Transactions are isolated from the requests around them (issue #6, "nothing acknowledged is ever
+ * Transactions are isolated from the requests around them ("nothing acknowledged is ever
  * lost"). On SQLite every query goes through one connection: unless the service keeps other
  * requests' statements out while an interactive transaction is open (src/db/sqlite.ts), a read sees
  * what that transaction has not committed, and a write outside it becomes part of it — and is undone

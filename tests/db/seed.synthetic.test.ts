@@ -157,7 +157,7 @@ describe("seed:synthetic on a temporary SQLite file", () => {
     expect(spanDays).toBeGreaterThan(300);
   });
 
-  test("leaves the search index merged into one segment, as a bulk load should (issue #7)", async () => {
+  test("leaves the search index merged into one segment, as a bulk load should", async () => {
     // Grown by the triggers batch by batch, the index would be many segments with merges pending,
     // which every later write pays a slice of (prisma/seed.synthetic.ts, finish).
     const [segments] = await s.db.$queryRawUnsafe<{ n: bigint | number }[]>(

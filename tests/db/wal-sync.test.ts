@@ -1,6 +1,6 @@
 /**
  * A write is answered only once it is durable, without holding the event loop for the fsync
- * (src/db/sqlite.ts, issue #7). On SQLite the connection runs `synchronous = NORMAL` and every write
+ * (src/db/sqlite.ts). On SQLite the connection runs `synchronous = NORMAL` and every write
  * waits for an fsync of the WAL that began after its commit. Here the service runs on its own SQLite
  * file with a sync the test holds and releases, and requests go through the front door: the answer
  * never leaves before the sync, the sync never begins before the commit, reads are not held, and a

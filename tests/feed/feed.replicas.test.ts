@@ -1,5 +1,5 @@
 /**
- * The change feed across replicas (issue #8): two real server processes on one throwaway PostgreSQL
+ * The change feed across replicas: two real server processes on one throwaway PostgreSQL
  * database with Redis. A client subscribes over real SSE (HTTP) to replica A while every change is
  * made through replica B: each event arrives once, in order. An anonymous subscriber on A sees no
  * private or pending provider's events and no review events. A subscriber that disconnects frees the

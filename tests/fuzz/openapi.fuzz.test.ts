@@ -1,5 +1,5 @@
 /**
- * The REST surface fuzzed from its own description (issue #6): every operation of the served
+ * The REST surface fuzzed from its own description: every operation of the served
  * `/openapi.json` gets random requests — valid ones built from its parameter and body schemas, and
  * invalid ones made from them (a wrong type, a required field dropped, an unknown key, an oversized
  * string or body, a bad path parameter, an unknown or ill-typed query parameter, a body that is not

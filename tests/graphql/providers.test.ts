@@ -1,4 +1,4 @@
-/** Every seed operation of issue #2 through /graphql, under the names of API.md §4. */
+/** Every seed operation through /graphql, under the names of API.md §4. */
 import { describe, expect, test } from "@jest/globals";
 import { approve, db, gql, gqlCodes, intake, intakeBody, reviewerToken, uniqueCode } from "../helpers.ts";
 

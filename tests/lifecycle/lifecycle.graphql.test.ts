@@ -1,5 +1,5 @@
 /**
- * The lifecycle and the change-feed arguments over GraphQL (issue #8): `setProviderLifecycle`,
+ * The lifecycle and the change-feed arguments over GraphQL: `setProviderLifecycle`,
  * `providers(includeRetired, updatedSince)` on both the list and the search path, the review queue's
  * `updatedSince`, and the error codes.
  */

@@ -1,5 +1,5 @@
 /**
- * POST /api/v1/providers/{providerCode}/lifecycle (issue #8): deprecate, retire, reactivate; who may;
+ * POST /api/v1/providers/{providerCode}/lifecycle: deprecate, retire, reactivate; who may;
  * what is refused (and that a refusal changes nothing); versions, timeline and the detail.
  */
 import { describe, expect, test } from "@jest/globals";

@@ -1,6 +1,6 @@
 /**
  * The provider detail's one statement finds everything through an index on SQLite, whatever the
- * registry's size (issue #7). SQLite plans without statistics, so a query that is instant on a test
+ * registry's size. SQLite plans without statistics, so a query that is instant on a test
  * database can walk a whole table at a million agents: the predecessors sub-query once walked the
  * providerCode index for its ORDER BY and checked every row (0.25 ms at 1,000 agents, a full scan at
  * 1,000,000). This test plans the statement readProvider sends — on a migrated SQLite file of its

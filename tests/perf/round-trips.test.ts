@@ -1,5 +1,5 @@
 /**
- * Exactly one database round trip per read request (issue #7): the provider detail, the provider
+ * Exactly one database round trip per read request: the provider detail, the provider
  * list (plain, filtered, paged), the search and the review queue each reach the database once,
  * over REST and over GraphQL, whatever the page holds. The app here runs on a client that counts
  * every statement it sends (counting.db.ts), with the response cache off, so every request reads.

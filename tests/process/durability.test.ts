@@ -1,5 +1,5 @@
 /**
- * Nothing acknowledged is lost (issue #6): the real process takes concurrent intakes and PATCHes and
+ * Nothing acknowledged is lost: the real process takes concurrent intakes and PATCHes and
  * is killed with SIGKILL in the middle of them; restarted on the same database, every intake that was
  * answered 201 exists, every PATCH that was answered 200 is in its provider's versions with the
  * summary it wrote, and every version list runs 1..n without gap or duplicate — also for the writes

@@ -1,5 +1,5 @@
 /**
- * SIGTERM drains the real process (API.md §6, issue #6): readiness turns 503, a request in flight
+ * SIGTERM drains the real process (API.md §6): readiness turns 503, a request in flight
  * finishes with success, new connections are refused, idle keep-alive connections are closed, and the
  * process exits 0 — or, past DRAIN_TIMEOUT_MS, cuts what is left and exits 1.
  *

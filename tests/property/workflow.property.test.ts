@@ -1,5 +1,5 @@
 /**
- * Model-based property test of the review workflow (issue #3): random sequences of intakes,
+ * Model-based property test of the review workflow: random sequences of intakes,
  * assignments, decisions, comments, owner PATCHes (some with a stale If-Match, some with another
  * agent's token or none), suspensions, reinstatements and token issues, rotations and revocations
  * go through REST (`app.fetch`, the real SQLite database), legal or not. The model in ./model.ts

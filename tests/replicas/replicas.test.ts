@@ -1,5 +1,5 @@
 /**
- * The replica proof (issue #4): two real server processes on one PostgreSQL database with Redis,
+ * The replica proof: two real server processes on one PostgreSQL database with Redis,
  * written through at once. Every acknowledged write is there exactly once, versions run 1..n without
  * gap or duplicate, a stale If-Match answers 412, nothing answers 5xx; a write through one replica
  * is read at once through the other; a rate limit holds across both through Redis.

@@ -1,4 +1,4 @@
-/** Every seed endpoint of issue #2 through /api/v1, on the embedded SQLite database. */
+/** Every seed endpoint through /api/v1, on the embedded SQLite database. */
 import { describe, expect, test } from "@jest/globals";
 import { approve, call, db, expectProblem, intake, intakeBody, reviewerToken, uniqueCode } from "../helpers.ts";
 

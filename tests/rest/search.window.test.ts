@@ -1,5 +1,5 @@
 /**
- * Bounded ranking of a search (issue #4, src/providers/provider.search.ts): matches are ranked in
+ * Bounded ranking of a search (src/providers/provider.search.ts): matches are ranked in
  * blocks of `searchTuning.window`, newest block first, best match first within a block. Shown here
  * with a window of 3: a search with at most 3 filtered matches is ranked exactly; one with more is
  * ranked block by block, and paging at any page size follows that one fixed order.

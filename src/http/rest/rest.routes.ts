@@ -96,7 +96,7 @@ function matchSegments(want: readonly string[], got: readonly string[]): Record<
   return params;
 }
 
-/** The table split into segments once: every request is matched against it (issue #7). */
+/** The table split into segments once: every request is matched against it. */
 const COMPILED = REST_ROUTES.map((route) => ({
   route,
   segments: segmentsOf(route.path),

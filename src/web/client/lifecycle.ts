@@ -1,5 +1,5 @@
 /**
- * How the pages show a provider's lifecycle (issue #8): a DEPRECATED or RETIRED badge, and a notice
+ * How the pages show a provider's lifecycle: a DEPRECATED or RETIRED badge, and a notice
  * with the owner's message and a link to the successor. Nothing while ACTIVE.
  */
 import { h } from "./dom.ts";

@@ -1,6 +1,6 @@
 /** The shapes of /api/v1 answers the pages read (see /openapi.json). */
 
-/** A provider's lifecycle (issue #8), on summaries and profiles. */
+/** A provider's lifecycle, on summaries and profiles. */
 export interface Lifecycle {
   lifecycle: "ACTIVE" | "DEPRECATED" | "RETIRED";
   lifecycleMessage: string | null;
