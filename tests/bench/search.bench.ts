@@ -5,7 +5,7 @@
  *                           [--runs 3] [--warmup 30] [--pg-url postgresql://postgres@127.0.0.1:5432/postgres]
  *                           [--window 1000]
  *
- * Each size gets its own database, seeded by prisma/seed.synthetic.ts (seed 1) and reused while it
+ * Each size gets its own database, seeded by scripts/seed.synthetic.ts (seed 1) and reused while it
  * holds exactly that many agents: `data/bench/sqlite-<size>.db`, or the PostgreSQL database
  * `agent_registry_bench_<size>` created on the server of --pg-url. The app runs in this process
  * (`createApp` on that database) and is called through `app.fetch` — no network — as an anonymous
@@ -18,7 +18,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { COMMON_LABEL, parseOptions, SEARCH_WORDS, seedSynthetic } from "../../prisma/seed.synthetic.ts";
+import { COMMON_LABEL, parseOptions, SEARCH_WORDS, seedSynthetic } from "../../scripts/seed.synthetic.ts";
 import { loadConfig } from "../../src/config.ts";
 import { type Dialect, openDb, sqlitePath } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrate.ts";

@@ -20,7 +20,19 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { dialectOf, sqlitePath } from "../src/db/client.ts";
 import { migrate } from "../src/db/migrate.ts";
+import type {
+  AGENT_TYPES as AGENT_TYPE_LIST,
+  REVIEW_STAGES,
+  TRUST_TIERS,
+  VISIBILITIES as VISIBILITY_LIST,
+} from "../src/providers/provider.enums.ts";
 import { OWNER_FIELDS } from "../src/providers/provider.rules.ts";
+import { type Priority, priorityRank, type ReviewStatus } from "../src/reviews/review.rules.ts";
+
+type AgentType = (typeof AGENT_TYPE_LIST)[number];
+type Visibility = (typeof VISIBILITY_LIST)[number];
+type ReviewStage = (typeof REVIEW_STAGES)[number];
+type TrustTier = (typeof TRUST_TIERS)[number];
 
 // ── Vocabulary ────────────────────────────────────────────────────────────────────────────────
 // Words are drawn Zipf-style, so a search word hits a few, many or very many rows. No word of a
@@ -112,7 +124,7 @@ const ADJECTIVES = [
   "Calm",
   "Sharp",
 ];
-const NOUNS: Record<string, readonly string[]> = {
+const NOUNS: Record<AgentType, readonly string[]> = {
   ASSISTANT: ["Assistant", "Copilot", "Helper", "Advisor", "Concierge"],
   AUTONOMOUS: ["Agent", "Operator", "Autopilot", "Runner"],
   WORKFLOW: ["Pipeline", "Workflow", "Orchestrator", "Flow"],
@@ -377,6 +389,15 @@ const labelOf = zipf(LABELS.length, 1.1);
 function pick<T>(rng: Rng, list: readonly T[]): T {
   return list[Math.floor(rng() * list.length)]!;
 }
+/**
+ * Weights of each value of one of the service's enumerations: keyed by its type, so a value added
+ * to the enumeration is a type error here until it has a weight.
+ */
+type Weights<T extends string> = Readonly<Record<T, number>>;
+
+function weightedOf<T extends string>(rng: Rng, weights: Weights<T>): T {
+  return weighted(rng, Object.entries(weights) as [T, number][]);
+}
 function weighted<T extends string>(rng: Rng, table: readonly (readonly [T, number])[]): T {
   let r = rng() * table.reduce((sum, [, w]) => sum + w, 0);
   for (const [value, w] of table) {
@@ -393,41 +414,26 @@ function distinct<T>(n: number, draw: () => T): T[] {
 }
 const cap = (s: string) => s[0]!.toUpperCase() + s.slice(1);
 
-const AGENT_TYPES = [
-  ["ASSISTANT", 35],
-  ["TOOL_SERVER", 20],
-  ["WORKFLOW", 20],
-  ["AUTONOMOUS", 15],
-  ["MULTI_AGENT", 10],
-] as const;
-const VISIBILITIES = [
-  ["PUBLIC", 88],
-  ["UNLISTED", 7],
-  ["PRIVATE", 5],
-] as const;
-const STAGES = [
-  ["APPROVED", 85],
-  ["SUBMITTED", 5],
-  ["IN_REVIEW", 3],
-  ["REJECTED", 3],
-  ["CHANGES_REQUESTED", 2],
-  ["SUSPENDED", 2],
-] as const;
-const TIERS = [
-  ["UNVERIFIED", 40],
-  ["VERIFIED", 40],
-  ["TRUSTED", 15],
-  ["OFFICIAL", 5],
-] as const;
-const PRIORITIES = [
-  ["NORMAL", 80],
-  ["HIGH", 9],
-  ["LOW", 8],
-  ["URGENT", 3],
-] as const;
-const PRIORITY_RANK: Record<string, number> = { URGENT: 0, HIGH: 1, NORMAL: 2, LOW: 3 };
-/** The stage an intake review's status stands for. */
-const REVIEW_STATUS: Record<string, string> = {
+const AGENT_TYPES: Weights<AgentType> = {
+  ASSISTANT: 35,
+  TOOL_SERVER: 20,
+  WORKFLOW: 20,
+  AUTONOMOUS: 15,
+  MULTI_AGENT: 10,
+};
+const VISIBILITIES: Weights<Visibility> = { PUBLIC: 88, UNLISTED: 7, PRIVATE: 5 };
+const STAGES: Weights<ReviewStage> = {
+  APPROVED: 85,
+  SUBMITTED: 5,
+  IN_REVIEW: 3,
+  REJECTED: 3,
+  CHANGES_REQUESTED: 2,
+  SUSPENDED: 2,
+};
+const TIERS: Weights<TrustTier> = { UNVERIFIED: 40, VERIFIED: 40, TRUSTED: 15, OFFICIAL: 5 };
+const PRIORITIES: Weights<Priority> = { NORMAL: 80, HIGH: 9, LOW: 8, URGENT: 3 };
+/** The status an intake review has while its provider is at a stage. */
+const REVIEW_STATUS: Record<ReviewStage, ReviewStatus> = {
   SUBMITTED: "OPEN",
   IN_REVIEW: "IN_PROGRESS",
   CHANGES_REQUESTED: "CHANGES_REQUESTED",
@@ -499,14 +505,14 @@ export function syntheticAgent(
   now: number,
 ): SyntheticAgent {
   const rng = rngFor(seed, index);
-  const agentType = weighted(rng, AGENT_TYPES);
-  const visibility = weighted(rng, VISIBILITIES);
-  const reviewStage = weighted(rng, STAGES);
+  const agentType = weightedOf(rng, AGENT_TYPES);
+  const visibility = weightedOf(rng, VISIBILITIES);
+  const reviewStage = weightedOf(rng, STAGES);
   const decided = reviewStage === "APPROVED" || reviewStage === "SUSPENDED";
-  const trustTier = decided ? weighted(rng, TIERS) : "UNVERIFIED";
+  const trustTier = decided ? weightedOf(rng, TIERS) : "UNVERIFIED";
   const domain = DOMAINS[domainOf(rng())]!;
   const second = DOMAINS[domainOf(rng())]!;
-  const noun = pick(rng, NOUNS[agentType]!);
+  const noun = pick(rng, NOUNS[agentType]);
   const adjective = pick(rng, ADJECTIVES);
   const providerCode = `agent-${ids.provider}-${domain}`;
   const name = `${adjective} ${cap(domain)} ${noun}`;
@@ -604,8 +610,8 @@ export function syntheticAgent(
   const updatedAt = settledAt + Math.floor(rng() ** 3 * (now - settledAt));
   const actor = `agent:${providerCode}`;
   const reviewer = pick(rng, REVIEWERS);
-  const status = REVIEW_STATUS[reviewStage]!;
-  const priority = weighted(rng, PRIORITIES);
+  const status = REVIEW_STATUS[reviewStage];
+  const priority = weightedOf(rng, PRIORITIES);
   const events: SyntheticEvent[] = [{ at: createdAt, kind: "SUBMITTED", actor, note: null, review: true }];
   const by = `reviewer:${reviewer}`;
   switch (reviewStage) {
@@ -659,7 +665,7 @@ export function syntheticAgent(
       reviewCode: syntheticReviewCode(ids.review),
       status,
       priority,
-      priorityRank: PRIORITY_RANK[priority]!,
+      priorityRank: priorityRank(priority),
       assignedTo: reviewStage === "SUBMITTED" ? null : reviewer,
       createdAt,
       updatedAt: settledAt,
