@@ -4,7 +4,7 @@
 import SchemaBuilder from "@pothos/core";
 import PrismaPlugin from "@pothos/plugin-prisma";
 import ScopeAuthPlugin from "@pothos/plugin-scope-auth";
-import type { Viewer } from "./auth/viewer.plugin.ts";
+import type { Viewer } from "./auth/viewer.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/client.ts";
 import { forbidden, unauthenticated } from "./errors.ts";

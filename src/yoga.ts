@@ -4,6 +4,7 @@
  */
 import { GraphQLError } from "graphql";
 import { createYoga } from "graphql-yoga";
+import type { AppState } from "./app.state.ts";
 import { reviewerVerifier } from "./auth/reviewer.jwt.ts";
 import { useViewer } from "./auth/viewer.plugin.ts";
 import type { Context, ResponseBag } from "./builder.ts";
@@ -26,11 +27,6 @@ import { credentialGuard, useLimits } from "./limits/limits.plugin.ts";
 import { createLimits, type Limits } from "./limits/rate.limits.ts";
 import { schema } from "./schema.ts";
 import { useWebPages } from "./web/web.plugin.ts";
-
-export interface AppState {
-  /** Set when SIGTERM arrives: readiness answers 503 while in-flight requests finish. */
-  draining: boolean;
-}
 
 /** The JSON line logger of a configuration. */
 function logger(config: Config): (line: Record<string, unknown>) => void {

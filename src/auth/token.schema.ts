@@ -10,7 +10,7 @@ import { fits } from "../providers/provider.rules.ts";
 import { AccessTokenRef, ownerScope } from "../providers/provider.schema.ts";
 import { mintToken } from "./agent.token.ts";
 import { issueToken, MAX_ACTIVE_TOKENS, revokeToken } from "./token.store.ts";
-import { actorOf } from "./viewer.plugin.ts";
+import { actorOf } from "./viewer.ts";
 
 const IssuedTokenRef = builder.objectRef<{ accessToken: string; tokenRowId: number }>("IssuedToken").implement({
   fields: (t) => ({

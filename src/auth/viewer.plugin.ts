@@ -11,23 +11,7 @@ import type { AddressSource, CredentialGuard } from "../limits/limits.plugin.ts"
 import { asDateOrNull } from "../providers/provider.read.ts";
 import { hashToken, hasValidChecksum, looksLikeAgentToken } from "./agent.token.ts";
 import type { ReviewerVerifier } from "./reviewer.jwt.ts";
-
-export type Viewer =
-  | { kind: "anonymous" }
-  | { kind: "agent"; providerId: number; providerCode: string; tokenId: string }
-  | { kind: "reviewer"; subject: string; roles: string[] };
-
-/** How the viewer is recorded as the actor of an event: `agent:<code>`, `reviewer:<subject>`. */
-export function actorOf(viewer: Viewer): string {
-  switch (viewer.kind) {
-    case "agent":
-      return `agent:${viewer.providerCode}`;
-    case "reviewer":
-      return `reviewer:${viewer.subject}`;
-    default:
-      return "anonymous";
-  }
-}
+import type { Viewer } from "./viewer.ts";
 
 /** How stale `lastUsedAt` may get before a request refreshes it (a write per read would be waste). */
 const LAST_USED_RESOLUTION_MS = 60_000;

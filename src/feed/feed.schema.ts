@@ -11,7 +11,7 @@
  *   when its token is revoked, or its provider suspended (which revokes every token);
  * - a reviewer: every event.
  */
-import type { Viewer } from "../auth/viewer.plugin.ts";
+import type { Viewer } from "../auth/viewer.ts";
 import { builder } from "../builder.ts";
 import { badInput } from "../errors.ts";
 import { ProviderSummaryRef } from "../providers/provider.schema.ts";

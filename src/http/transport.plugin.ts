@@ -4,8 +4,8 @@
  */
 import type { Plugin } from "graphql-yoga";
 import { stringify } from "yaml";
+import type { AppState } from "../app.state.ts";
 import type { Db } from "../db/client.ts";
-import type { AppState } from "../yoga.ts";
 import { openApiDocument } from "./rest/openapi.ts";
 
 export function useTransportRoutes(options: { db: Db; state: AppState }): Plugin {

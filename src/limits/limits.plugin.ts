@@ -6,7 +6,7 @@
 import { isIP } from "node:net";
 import { type DocumentNode, getOperationAST, Kind, type OperationDefinitionNode, type SelectionSetNode } from "graphql";
 import type { Plugin } from "graphql-yoga";
-import type { Viewer } from "../auth/viewer.plugin.ts";
+import type { Viewer } from "../auth/viewer.ts";
 import { codeOf } from "../errors.ts";
 import type { Limits } from "./rate.limits.ts";
 

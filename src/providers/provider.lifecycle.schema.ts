@@ -3,7 +3,7 @@
  * `Provider` and `ProviderSummary`, a provider's `predecessors`, and `setProviderLifecycle`
  * (REST: `POST /api/v1/providers/{providerCode}/lifecycle`). The rules are in provider.lifecycle.ts.
  */
-import { actorOf } from "../auth/viewer.plugin.ts";
+import { actorOf } from "../auth/viewer.ts";
 import { builder } from "../builder.ts";
 import { dialectOf } from "../db/client.ts";
 import { notFound } from "../errors.ts";

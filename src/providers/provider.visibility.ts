@@ -2,7 +2,7 @@
  * Who sees what (API.md §2), as Prisma filters and predicates. A provider a caller may not see is
  * reported as not found, never as forbidden, so codes cannot be probed.
  */
-import type { Viewer } from "../auth/viewer.plugin.ts";
+import type { Viewer } from "../auth/viewer.ts";
 import { notFound } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 

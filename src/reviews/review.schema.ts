@@ -3,7 +3,7 @@
  */
 
 import { MAX_SUBJECT } from "../auth/reviewer.jwt.ts";
-import { actorOf } from "../auth/viewer.plugin.ts";
+import { actorOf } from "../auth/viewer.ts";
 import { builder, type Context } from "../builder.ts";
 import { type Dialect, dialectOf, queryRows } from "../db/client.ts";
 import { badInput, notFound, unauthenticated } from "../errors.ts";
