@@ -6,8 +6,7 @@
  */
 import { createRemoteJWKSet, type JWTPayload, jwtVerify, SignJWT } from "jose";
 import type { Config } from "../config.ts";
-import { isStorableText } from "../http/text.plugin.ts";
-import { fits } from "../providers/provider.rules.ts";
+import { fits, isStorableText } from "../text.ts";
 
 /** The longest reviewer subject: it is stored as the actor of what the reviewer does, and as an assignee. */
 export const MAX_SUBJECT = 200;

@@ -8,11 +8,7 @@
 import { type ArgumentNode, type DocumentNode, Kind, type ValueNode, visit } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { badInput, type FieldError } from "../errors.ts";
-
-/** Whether a string can be stored as it was sent. */
-export function isStorableText(text: string): boolean {
-  return !text.includes("\u0000") && text.isWellFormed();
-}
+import { isStorableText } from "../text.ts";
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 

@@ -20,7 +20,8 @@ import { badInput, conflict, type FieldError } from "../errors.ts";
 import { noteFeed } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import type { IfMatch } from "../http/if-match.ts";
-import { fits, PROVIDER_CODE_PATTERN, type Profile, snapshotOf } from "./provider.rules.ts";
+import { fits } from "../text.ts";
+import { PROVIDER_CODE_PATTERN, type Profile, snapshotOf } from "./provider.rules.ts";
 import { appendVersion, claimVersion, setColumns } from "./provider.sql.ts";
 
 export const LIFECYCLES = ["ACTIVE", "DEPRECATED", "RETIRED"] as const;

@@ -71,17 +71,6 @@ export const READ_ONLY_FIELDS = [
   "updatedAt",
 ] as const;
 
-/**
- * Whether a text has at most `max` characters, counted as they are stored: Unicode code points, so
- * an emoji is one character, not the two UTF-16 units of its JavaScript length (zod's `max` of a
- * string counts the same way).
- */
-export function fits(text: string, max: number): boolean {
-  if (text.length <= max) return true;
-  let count = 0;
-  for (const _ of text) if (++count > max) return false;
-  return true;
-}
 const text = (max: number) =>
   z.string().trim().min(1, "must not be empty").max(max, `must be at most ${max} characters`);
 const optionalText = (max: number) =>

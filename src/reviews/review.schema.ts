@@ -1,7 +1,6 @@
 /**
  * The review domain's GraphQL surface: the review type, the reviewers' queue and one review.
  */
-
 import { MAX_SUBJECT } from "../auth/reviewer.jwt.ts";
 import { actorOf } from "../auth/viewer.ts";
 import { builder, type Context } from "../builder.ts";
@@ -19,6 +18,7 @@ import {
   searchWords,
   whereSql,
 } from "../providers/provider.search.ts";
+import { fits } from "../text.ts";
 import { ACTIVE_STATUSES, DECISIONS, PRIORITIES, REVIEW_KINDS, REVIEW_STATUSES } from "./review.rules.ts";
 import { assignReview, commentOnReview, decideReview, moderateProvider, setReviewPriority } from "./review.write.ts";
 
@@ -128,7 +128,7 @@ builder.queryFields((t) => ({
         ["assignedTo", args.assignedTo, MAX_SUBJECT],
         ["providerCode", args.providerCode, 63],
       ] as const) {
-        if (value && value.length > max) {
+        if (value && !fits(value, max)) {
           throw badInput(`${path} must be at most ${max} characters`, [{ path, message: `at most ${max} characters` }]);
         }
       }

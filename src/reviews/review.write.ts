@@ -4,13 +4,12 @@
  * on suspension) and the timeline event together in one transaction. A refused move is a 409 that
  * names the current state; a review that changed meanwhile is a 409 too, never a silent overwrite.
  */
-
 import { MAX_SUBJECT } from "../auth/reviewer.jwt.ts";
 import { assignments, type Db, type Queryable, queryRows } from "../db/client.ts";
 import { badInput, conflict, notFound } from "../errors.ts";
 import { type FeedNote, noteFeed, notesOfMove } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";
-import { fits } from "../providers/provider.rules.ts";
+import { fits } from "../text.ts";
 import {
   ACTIVE_STATUSES,
   assign,
