@@ -57,6 +57,17 @@ export async function resolveViewer(authorization: string, db: Db, verifyReviewe
   return { kind: "reviewer", subject: claims.subject, roles: claims.roles };
 }
 
+/** How many `Authorization` headers node:http received (its `headers` object keeps only the first). */
+function authorizationHeaders(context: object): number {
+  const raw = (context as { req?: { rawHeaders?: string[] } }).req?.rawHeaders;
+  let count = 0;
+  for (let i = 0; raw && i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 13 && name.toLowerCase() === "authorization") count++;
+  }
+  return count;
+}
+
 /**
  * `guard` (src/limits) counts failed authentications per client address and refuses an address
  * over its limit before its credentials are verified; requests without credentials skip it.
@@ -71,7 +82,12 @@ export function useViewer(
       const authorization = context.request.headers.get("authorization");
       // An anonymous caller needs no lookup: its context is built without waiting a turn.
       if (authorization === null) return extendContext({ viewer: { kind: "anonymous" } });
-      const resolve = () => resolveViewer(authorization, db, verifyReviewer);
+      // node:http keeps the first of two Authorization headers and drops the other: a request that
+      // sends two is ambiguous about who makes it, so it is refused as a malformed credential.
+      const resolve = () =>
+        authorizationHeaders(context) > 1
+          ? Promise.reject(unauthenticated())
+          : resolveViewer(authorization, db, verifyReviewer);
       return (guard ? guard(context, resolve) : resolve()).then((viewer) => extendContext({ viewer }));
     },
   };

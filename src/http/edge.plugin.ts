@@ -12,7 +12,7 @@ import { randomUUID } from "node:crypto";
 import type { Socket } from "node:net";
 import type { Plugin } from "graphql-yoga";
 import type { ResponseBag } from "../builder.ts";
-import { apiError, unauthenticated } from "../errors.ts";
+import { apiError } from "../errors.ts";
 import { looksLikeCredential, operationOf, routeOf } from "./request.log.ts";
 import { graphqlErrorResponse, problemResponse } from "./rest/problem.ts";
 
@@ -95,17 +95,6 @@ export function requestIdFor(incoming: string | null): string {
   return incoming && /^[\w.:-]{1,128}$/.test(incoming) && !looksLikeCredential(incoming) ? incoming : randomUUID();
 }
 
-/** How many `Authorization` headers node:http received (its `headers` object keeps only the first). */
-function authorizationHeaders(serverContext: unknown): number {
-  const raw = (serverContext as { req?: { rawHeaders?: string[] } }).req?.rawHeaders;
-  let count = 0;
-  for (let i = 0; raw && i < raw.length; i += 2) {
-    const name = raw[i] as string;
-    if (name.length === 13 && name.toLowerCase() === "authorization") count++;
-  }
-  return count;
-}
-
 /** Whether a request says it carries a body (a length above 0, or any transfer coding). */
 function declaresBody(request: Request): boolean {
   return request.headers.has("transfer-encoding") || Number(request.headers.get("content-length") ?? "0") > 0;
@@ -128,9 +117,6 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
       edge.startedAt = performance.now();
       edge.response = { headers: new Map() };
 
-      // node:http keeps the first of two Authorization headers and drops the other: a request that
-      // sends two is ambiguous about who makes it, so it is refused as a malformed credential.
-      if (authorizationHeaders(serverContext) > 1) return endResponse(errorResponse(url, unauthenticated()));
       // Whatever the method, a declared length over the limit is refused before a byte is read.
       if (Number(request.headers.get("content-length") ?? "0") > max) {
         edge.closeConnection = true;
