@@ -1,0 +1,124 @@
+/**
+ * The two doors of one schema, for tests that must hold on both: a feature test runs each case
+ * through `describe.each(doors)` and asks for an operation by its GraphQL field. The REST door finds
+ * the field's route in the service's own route table; the GraphQL door sends the document SOFA
+ * builds for that field (same depth), so both answer the same data for the same arguments.
+ */
+import { buildOperationNodeForField } from "@graphql-tools/utils";
+import { type OperationTypeNode, print } from "graphql";
+import { ERROR_STATUS, type ErrorCode, isErrorCode } from "../src/errors.ts";
+import { REST_ROUTES, type RestRoute, restPath } from "../src/http/rest/rest.routes.ts";
+import { schema } from "../src/schema.ts";
+import { type Answer, type CallOptions, call, expectProblem, gql } from "./helpers.ts";
+
+/** A root field of the schema, as the route table names it: `Query.provider`, `Mutation.updateProvider`. */
+export type Field = RestRoute["field"];
+
+/** What a door answered, in terms both doors share. */
+export interface Outcome {
+  /** The field's data, or null when it failed. */
+  data: any;
+  /** The contract's error code, or undefined on success. */
+  code: ErrorCode | undefined;
+  /** The HTTP status REST answered, or the status of GraphQL's error code (the route's status on success). */
+  status: number;
+  /** The input paths the error names (`endpoint.url`, `labels.1`, or a variable's name). */
+  paths: string[];
+  /** The raw answer, for what only one door has (headers, problem documents). */
+  answer: Answer;
+}
+
+export interface Door {
+  name: "REST" | "GraphQL";
+  /** Runs the field's operation with these arguments; `options` are the request's token and headers. */
+  run(field: Field, args?: Record<string, unknown>, options?: Omit<CallOptions, "body">): Promise<Outcome>;
+}
+
+const routeOf = (field: Field): RestRoute => {
+  const route = REST_ROUTES.find((r) => r.field === field);
+  if (!route) throw new Error(`no REST route for ${field}`);
+  return route;
+};
+
+/** The query-string form of a value: lists joined by commas, as the REST guard reads them. */
+const queryValue = (value: unknown) => (Array.isArray(value) ? value.join(",") : String(value));
+
+export const rest: Door = {
+  name: "REST",
+  async run(field, args = {}, options = {}) {
+    const route = routeOf(field);
+    const rest = { ...args };
+    const path = restPath(route.path).replace(/:([A-Za-z]+)/g, (_, name: string) => {
+      const value = rest[name];
+      delete rest[name];
+      return encodeURIComponent(String(value));
+    });
+    let answer: Answer;
+    if (route.method === "GET" || route.method === "DELETE") {
+      const query = new URLSearchParams();
+      for (const [key, value] of Object.entries(rest)) if (value !== undefined) query.set(key, queryValue(value));
+      const search = query.toString();
+      answer = await call(route.method, search ? `${path}?${search}` : path, options);
+    } else {
+      answer = await call(route.method, path, { ...options, body: rest });
+    }
+    const ok = answer.status < 300;
+    // Every REST refusal must be a well-formed problem document, whatever the case checks.
+    if (!ok) expectProblem(answer, answer.status, answer.body?.code);
+    const code = ok ? undefined : answer.body?.code;
+    return {
+      data: ok ? answer.body : null,
+      code,
+      status: answer.status,
+      paths: ((answer.body?.errors ?? []) as { path: string }[]).map((e) => e.path),
+      answer,
+    };
+  },
+};
+
+const documents = new Map<Field, string>();
+
+/** SOFA's document for a field (depth 3, every argument a variable), built once. */
+function documentOf(field: Field) {
+  let document = documents.get(field);
+  if (!document) {
+    const [kind, name] = field.split(".") as ["Query" | "Mutation", string];
+    const node = buildOperationNodeForField({
+      schema,
+      kind: kind.toLowerCase() as OperationTypeNode,
+      field: name,
+      depthLimit: 3,
+    });
+    document = print(node);
+    documents.set(field, document);
+  }
+  return document;
+}
+
+/** Where a graphql-js variable error points: `Variable "$name" got invalid value …` names `name`. */
+const variableOf = (message: string) => /^Variable "\$([A-Za-z0-9_]+)"/.exec(message)?.[1];
+
+export const graphql: Door = {
+  name: "GraphQL",
+  async run(field, args = {}, options = {}) {
+    const query = documentOf(field);
+    const answer = await gql(query, args, options);
+    const name = field.split(".")[1] as string;
+    const first = answer.body?.errors?.[0] as
+      | { message: string; extensions?: { code?: string; errors?: { path: string }[] } }
+      | undefined;
+    const raw = first?.extensions?.code;
+    const code = first ? (isErrorCode(raw) ? raw : "INTERNAL") : undefined;
+    const variable = first && variableOf(first.message);
+    return {
+      data: first ? (answer.body?.data?.[name] ?? null) : answer.body.data[name],
+      code,
+      status: code ? ERROR_STATUS[code] : routeOf(field).status,
+      paths: first ? (first.extensions?.errors?.map((e) => e.path) ?? (variable ? [variable] : [])) : [],
+      answer,
+    };
+  },
+};
+
+/** Both doors, for `describe.each(doors)("$name", (door) => …)`. */
+export const doors: readonly Door[] = [rest, graphql];
