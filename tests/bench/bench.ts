@@ -26,7 +26,7 @@
  * in this process: autocannon's rate limit sends each second's quota in one burst; p50/p99 latency). Runs are interleaved — run 1 of every cell, then run 2 … — so that
  * whatever else the machine does weighs on all alike; each figure is the median over the runs.
  *
- * Databases: `data/bench/sqlite-<size>.db`, seeded by scripts/seed.synthetic.ts (seed 1) when missing
+ * Databases: `data/bench/sqlite-<size>.db`, seeded by scripts/synthetic/seed.ts (seed 1) when missing
  * or not holding exactly `size` agents — the same files tests/bench/search.bench.ts reuses. The
  * writes the benchmark makes (intakes, PATCHes) are removed at the end, so each file holds its
  * `size` seeded agents again. Results: tests/bench/results/bench.{json,md}.
@@ -40,7 +40,9 @@ import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import Database from "better-sqlite3";
 import { build } from "esbuild";
-import { COMMON_LABEL, parseOptions, SEARCH_WORDS, seedSynthetic } from "../../scripts/seed.synthetic.ts";
+import { parseOptions } from "../../scripts/synthetic/cli.ts";
+import { seedSynthetic } from "../../scripts/synthetic/seed.ts";
+import { COMMON_LABEL, SEARCH_WORDS } from "../../scripts/synthetic/vocabulary.ts";
 import { signReviewerToken } from "../../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../../src/config.ts";
 import { sqlitePath } from "../../src/db/client.ts";

@@ -5,24 +5,26 @@
  *                           [--runs 3] [--warmup 30] [--pg-url postgresql://postgres@127.0.0.1:5432/postgres]
  *                           [--window 1000]
  *
- * Each size gets its own database, seeded by scripts/seed.synthetic.ts (seed 1) and reused while it
+ * Each size gets its own database, seeded by scripts/synthetic/seed.ts (seed 1) and reused while it
  * holds exactly that many agents: `data/bench/sqlite-<size>.db`, or the PostgreSQL database
  * `agent_registry_bench_<size>` created on the server of --pg-url. The app runs in this process
  * (`createApp` on that database) and is called through `app.fetch` — no network — as an anonymous
  * caller. Per operation and size: `runs` rounds of `warmup` untimed then `requests` timed sequential
  * requests, the sizes interleaved (see measure); the median and p99 are over every timed request.
- * `--window` sets the search ranking window (src/providers/provider.search.ts) for the run, to
+ * `--window` sets the search ranking window (src/providers/provider.search.store.ts) for the run, to
  * measure its trade-off. Results: tests/bench/results/search-<dialect>.{json,md}.
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { COMMON_LABEL, parseOptions, SEARCH_WORDS, seedSynthetic } from "../../scripts/seed.synthetic.ts";
+import { parseOptions } from "../../scripts/synthetic/cli.ts";
+import { seedSynthetic } from "../../scripts/synthetic/seed.ts";
+import { COMMON_LABEL, SEARCH_WORDS } from "../../scripts/synthetic/vocabulary.ts";
 import { loadConfig } from "../../src/config.ts";
 import { type Dialect, openDb, sqlitePath } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrate.ts";
-import { searchTuning } from "../../src/providers/provider.search.ts";
+import { searchTuning } from "../../src/providers/provider.search.store.ts";
 import { createApp } from "../../src/yoga.ts";
 
 interface Options {

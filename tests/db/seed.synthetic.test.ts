@@ -1,5 +1,5 @@
 /**
- * The synthetic seed (scripts/seed.synthetic.ts) writes past Prisma, straight into the tables; these
+ * The synthetic seed (scripts/synthetic/) writes past Prisma, straight into the tables; these
  * tests check that what it writes is what the API would have written: every agent readable, every
  * profile valid by the rules, lists honest. Always on a temporary SQLite file of its own (never the
  * run's shared database); when the suite runs on PostgreSQL, also on a throwaway PostgreSQL
@@ -10,7 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import pg from "pg";
-import { MARKERS, seedSynthetic } from "../../scripts/seed.synthetic.ts";
+import { seedSynthetic } from "../../scripts/synthetic/seed.ts";
+import { MARKERS } from "../../scripts/synthetic/vocabulary.ts";
 import { type Db, dialectOf, openDb } from "../../src/db/client.ts";
 import { AGENT_TYPES, TRUST_TIERS, VISIBILITIES, validateIntake } from "../../src/providers/provider.rules.ts";
 import { createApp } from "../../src/yoga.ts";
@@ -159,7 +160,7 @@ describe("seed:synthetic on a temporary SQLite file", () => {
 
   test("leaves the search index merged into one segment, as a bulk load should", async () => {
     // Grown by the triggers batch by batch, the index would be many segments with merges pending,
-    // which every later write pays a slice of (scripts/seed.synthetic.ts, finish).
+    // which every later write pays a slice of (scripts/synthetic/writer.sqlite.ts, finish).
     const [segments] = await s.db.$queryRawUnsafe<{ n: bigint | number }[]>(
       `SELECT count(DISTINCT "segid") AS n FROM "provider_search_idx"`,
     );

@@ -1,0 +1,356 @@
+/**
+ * What the synthetic agents are made of: the word lists, the rare marker words the search benchmark
+ * looks for, and the weights of each value of the service's enumerations.
+ */
+import type {
+  AGENT_TYPES,
+  PROTOCOLS,
+  REVIEW_STAGES,
+  TRUST_TIERS,
+  VISIBILITIES,
+} from "../../src/providers/provider.enums.ts";
+import type { Priority } from "../../src/reviews/review.rules.ts";
+import type { Weights } from "./random.ts";
+
+export type AgentType = (typeof AGENT_TYPES)[number];
+export type Visibility = (typeof VISIBILITIES)[number];
+export type ReviewStage = (typeof REVIEW_STAGES)[number];
+export type TrustTier = (typeof TRUST_TIERS)[number];
+
+// Words are drawn Zipf-style, so a search word hits a few, many or very many rows. No word of a
+// list is a substring of a marker word, so the markers stay selective under LIKE too.
+
+/** Subject areas, most frequent first (Zipf): the top one is in about a fifth of the profiles. */
+export const DOMAINS = [
+  "data",
+  "code",
+  "customer",
+  "document",
+  "sales",
+  "finance",
+  "security",
+  "email",
+  "research",
+  "marketing",
+  "invoice",
+  "travel",
+  "legal",
+  "contract",
+  "calendar",
+  "hiring",
+  "health",
+  "insurance",
+  "logistics",
+  "shipping",
+  "inventory",
+  "retail",
+  "translation",
+  "compliance",
+  "audit",
+  "tax",
+  "payroll",
+  "energy",
+  "weather",
+  "music",
+  "video",
+  "image",
+  "podcast",
+  "education",
+  "tutoring",
+  "math",
+  "chemistry",
+  "genomics",
+  "climate",
+  "agriculture",
+  "property",
+  "mortgage",
+  "banking",
+  "trading",
+  "gaming",
+  "news",
+  "survey",
+  "analytics",
+  "observability",
+  "incident",
+  "cloud",
+  "network",
+  "devops",
+  "testing",
+  "design",
+  "accessibility",
+  "procurement",
+  "vendor",
+  "warehouse",
+  "fleet",
+] as const;
+
+export const ADJECTIVES = [
+  "Swift",
+  "Smart",
+  "Bright",
+  "Quiet",
+  "Clever",
+  "Steady",
+  "Nimble",
+  "Precise",
+  "Friendly",
+  "Bold",
+  "Lucid",
+  "Agile",
+  "Patient",
+  "Rapid",
+  "Careful",
+  "Open",
+  "Solid",
+  "Keen",
+  "Calm",
+  "Sharp",
+];
+export const NOUNS: Record<AgentType, readonly string[]> = {
+  ASSISTANT: ["Assistant", "Copilot", "Helper", "Advisor", "Concierge"],
+  AUTONOMOUS: ["Agent", "Operator", "Autopilot", "Runner"],
+  WORKFLOW: ["Pipeline", "Workflow", "Orchestrator", "Flow"],
+  TOOL_SERVER: ["Toolkit", "Server", "Connector", "Gateway"],
+  MULTI_AGENT: ["Crew", "Team", "Swarm", "Collective"],
+};
+export const VERBS = [
+  "drafts",
+  "reviews",
+  "summarizes",
+  "classifies",
+  "triages",
+  "reconciles",
+  "monitors",
+  "translates",
+  "schedules",
+  "extracts",
+  "answers questions about",
+  "audits",
+  "forecasts",
+  "routes",
+  "enriches",
+];
+export const OBJECTS = [
+  "reports",
+  "tickets",
+  "records",
+  "requests",
+  "messages",
+  "spreadsheets",
+  "dashboards",
+  "filings",
+  "orders",
+  "claims",
+  "alerts",
+  "notes",
+];
+export const AUDIENCES = [
+  "small teams",
+  "enterprises",
+  "developers",
+  "analysts",
+  "support desks",
+  "operations",
+  "startups",
+  "agencies",
+  "clinics",
+  "schools",
+];
+export const LABELS = [
+  "llm",
+  "automation",
+  "nlp",
+  "rag",
+  "search",
+  "coding",
+  "python",
+  "support",
+  "chat",
+  "finance",
+  "analytics",
+  "typescript",
+  "sql",
+  "security",
+  "mcp",
+  "a2a",
+  "open-source",
+  "enterprise",
+  "email",
+  "summarization",
+  "translation",
+  "voice",
+  "vision",
+  "ocr",
+  "etl",
+  "devops",
+  "compliance",
+  "healthcare",
+  "legal",
+  "education",
+  "marketing",
+  "sales",
+  "crm",
+  "calendar",
+  "scheduling",
+  "travel",
+  "ecommerce",
+  "logistics",
+  "hr",
+  "recruiting",
+  "research",
+  "data-science",
+  "ml-ops",
+  "observability",
+  "monitoring",
+  "kubernetes",
+  "aws",
+  "gcp",
+  "azure",
+  "slack",
+  "github",
+  "jira",
+  "notion",
+  "spreadsheet",
+  "pdf",
+  "web-scraping",
+  "browser",
+  "agents",
+  "multi-agent",
+  "planning",
+  "reasoning",
+  "math",
+  "code-review",
+  "testing",
+  "docs",
+  "api",
+  "graphql",
+  "openai",
+  "anthropic",
+  "beta",
+  "experimental",
+  "realtime",
+  "batch",
+  "streaming",
+  "privacy",
+  "gdpr",
+  "hipaa",
+  "soc2",
+  "on-prem",
+  "edge",
+  "mobile",
+  "iot",
+  "gaming",
+  "music",
+  "image-generation",
+  "video",
+  "audio",
+  "speech-to-text",
+  "text-to-speech",
+  "knowledge-base",
+  "faq",
+  "onboarding",
+  "billing",
+  "payments",
+  "invoicing",
+  "accounting",
+  "tax",
+  "insurance",
+  "real-estate",
+  "energy",
+  "climate",
+  "agriculture",
+  "biotech",
+  "chemistry",
+  "genomics",
+  "news",
+  "social-media",
+  "seo",
+  "content",
+  "copywriting",
+  "design",
+  "accessibility",
+  "i18n",
+  "lang.en",
+  "lang.de",
+  "lang.fr",
+  "lang.es",
+  "lang.ja",
+  "v2",
+  "deprecated-api",
+] as const;
+
+/**
+ * Rare marker words: each is in about `rows` profiles whatever the registry's size (at most all of
+ * them), so a "selective search" stays selective from 1k to 1M agents.
+ */
+export const MARKERS = [
+  { word: "kestrelwing", rows: 10 },
+  { word: "quokkalight", rows: 50 },
+  { word: "zanzibarite", rows: 100 },
+] as const;
+
+/** The words the benchmark searches for. */
+export const SEARCH_WORDS = {
+  /** The most frequent subject: in about a fifth of the profiles. */
+  common: DOMAINS[0],
+  /** A marker: in about 50 profiles at any size. */
+  selective: MARKERS[1].word,
+} as const;
+/** The most frequent label, for the label filter of the benchmark. */
+export const COMMON_LABEL = LABELS[0];
+
+export const TOOL_NAMES = [
+  "search_web",
+  "read_file",
+  "write_file",
+  "send_email",
+  "query_sql",
+  "http_get",
+  "create_ticket",
+  "run_python",
+  "fetch_calendar",
+  "post_message",
+  "lookup_customer",
+  "generate_image",
+];
+export const MODELS = [
+  ["openai", "gpt-4o", 128_000],
+  ["anthropic", "claude-sonnet-4", 200_000],
+  ["google", "gemini-2.5-pro", 1_000_000],
+  ["meta", "llama-3.1-70b", 128_000],
+  ["mistral", "mistral-large", 128_000],
+  ["cohere", "embed-v3", null],
+] as const;
+/** The endpoint's path for each of the service's protocols. */
+export const PROTOCOL_PATHS = {
+  A2A: "/a2a",
+  MCP: "/mcp",
+  HTTP_JSON: "/api",
+  OPENAI_COMPATIBLE: "/v1",
+  OTHER: "/",
+} as const satisfies Record<(typeof PROTOCOLS)[number], string>;
+export const USE_CASES = ["internal tooling", "customer support", "research", "reporting", "education", "prototyping"];
+export const PROHIBITED = ["medical diagnosis", "legal advice", "surveillance", "credit decisions"];
+export const MEDIA = ["text/plain", "application/json", "text/markdown", "application/pdf", "image/png"];
+export const REVIEWERS = ["alice", "bruno", "chen", "dara", "emeka", "farah"];
+
+// How often each value of the service's enumerations is drawn: keyed by their types, so a value
+// added to one is a type error here until it has a weight.
+export const AGENT_TYPE_WEIGHTS: Weights<AgentType> = {
+  ASSISTANT: 35,
+  TOOL_SERVER: 20,
+  WORKFLOW: 20,
+  AUTONOMOUS: 15,
+  MULTI_AGENT: 10,
+};
+export const VISIBILITY_WEIGHTS: Weights<Visibility> = { PUBLIC: 88, UNLISTED: 7, PRIVATE: 5 };
+export const STAGE_WEIGHTS: Weights<ReviewStage> = {
+  APPROVED: 85,
+  SUBMITTED: 5,
+  IN_REVIEW: 3,
+  REJECTED: 3,
+  CHANGES_REQUESTED: 2,
+  SUSPENDED: 2,
+};
+export const TIER_WEIGHTS: Weights<TrustTier> = { UNVERIFIED: 40, VERIFIED: 40, TRUSTED: 15, OFFICIAL: 5 };
+export const PRIORITY_WEIGHTS: Weights<Priority> = { NORMAL: 80, HIGH: 9, LOW: 8, URGENT: 3 };
