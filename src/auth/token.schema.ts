@@ -3,10 +3,10 @@
  * plaintext is answered once with `Cache-Control: no-store` and never stored.
  */
 import { builder } from "../builder.ts";
-import { dialectOf } from "../db/client.ts";
 import { badInput, notFound } from "../errors.ts";
 import { noteFeed } from "../feed/feed.outbox.ts";
-import { AccessTokenRef, ownerScope } from "../providers/provider.schema.ts";
+import { AccessTokenRef } from "../providers/provider.types.ts";
+import { ownerScope } from "../providers/provider.visibility.ts";
 import { fits } from "../text.ts";
 import { mintToken } from "./agent.token.ts";
 import { issueToken, MAX_ACTIVE_TOKENS, revokeToken } from "./token.store.ts";
@@ -45,7 +45,7 @@ builder.mutationFields((t) => ({
         ]);
       }
       const token = mintToken();
-      const id = await issueToken(ctx.db, dialectOf(ctx.config.databaseUrl), {
+      const id = await issueToken(ctx.db, {
         providerCode: args.providerCode,
         token,
         label,

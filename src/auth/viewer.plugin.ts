@@ -4,13 +4,12 @@
  * (missing scheme, malformed, bad checksum, unknown, revoked, expired) gives the same 401.
  */
 import type { Plugin } from "graphql-yoga";
-import { type Db, queryRows } from "../db/client.ts";
+import type { Db } from "../db/client.ts";
 import { unauthenticated } from "../errors.ts";
-import { Prisma } from "../generated/prisma/client.ts";
 import type { AddressSource, CredentialGuard } from "../limits/limits.plugin.ts";
-import { asDateOrNull } from "../providers/provider.read.ts";
 import { hashToken, hasValidChecksum, looksLikeAgentToken } from "./agent.token.ts";
 import type { ReviewerVerifier } from "./reviewer.jwt.ts";
+import { tokenByHash, touchToken } from "./token.store.ts";
 import type { Viewer } from "./viewer.ts";
 
 /** How stale `lastUsedAt` may get before a request refreshes it (a write per read would be waste). */
@@ -24,32 +23,14 @@ export async function resolveViewer(authorization: string, db: Db, verifyReviewe
 
   if (looksLikeAgentToken(token)) {
     if (!hasValidChecksum(token)) throw unauthenticated();
-    // The token with its provider in one statement (the ORM's relation select takes two, each
-    // through the client's query pipeline: a twentieth of a PATCH's CPU).
-    const [row] = await queryRows(
-      db,
-      Prisma.sql`SELECT t."id", t."tokenId", t."revokedAt", t."expiresAt", t."lastUsedAt", p."id" AS "providerId", p."providerCode"
-        FROM "access_tokens" AS t JOIN "providers" AS p ON p."id" = t."providerId" WHERE t."hash" = ${hashToken(token)}`,
-    );
+    const row = await tokenByHash(db, hashToken(token));
     const now = Date.now();
-    if (!row || asDateOrNull(row.revokedAt)) throw unauthenticated();
-    const expiresAt = asDateOrNull(row.expiresAt);
-    if (expiresAt && expiresAt.getTime() <= now) throw unauthenticated();
-    const lastUsedAt = asDateOrNull(row.lastUsedAt);
-    if (!lastUsedAt || now - lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
-      // Raw too: Prisma's query interpreter builds objects that outlive young collections
-      // (docs/architecture.md, "Hot objects are plain"), and this runs on the first request of every fresh token.
-      await queryRows(
-        db,
-        Prisma.sql`UPDATE "access_tokens" SET "lastUsedAt" = ${new Date(now)} WHERE "id" = ${Number(row.id)}`,
-      );
+    if (!row || row.revokedAt) throw unauthenticated();
+    if (row.expiresAt && row.expiresAt.getTime() <= now) throw unauthenticated();
+    if (!row.lastUsedAt || now - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+      await touchToken(db, row.id, new Date(now));
     }
-    return {
-      kind: "agent",
-      providerId: Number(row.providerId),
-      providerCode: row.providerCode as string,
-      tokenId: row.tokenId as string,
-    };
+    return { kind: "agent", providerId: row.providerId, providerCode: row.providerCode, tokenId: row.tokenId };
   }
 
   const claims = await verifyReviewer(token);

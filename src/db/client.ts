@@ -7,13 +7,19 @@ import { type Checkpointer, type CheckpointOptions, startCheckpointer } from "./
 import { isolatedSqlite, type ObjectRows, rawQuery, rowObjects, walSync } from "./sqlite.ts";
 import { cachedStatements } from "./statement.cache.ts";
 
+export type Dialect = "sqlite" | "postgresql";
+
 /**
  * The database client. Both dialects' clients are generated from the one model, so they have the
- * same API; the SQLite client's type stands for both.
+ * same API; the SQLite client's type stands for both. It knows its dialect, set once when it is
+ * opened; Prisma's transaction clients read it through to their client.
  */
-export type Db = InstanceType<typeof PrismaClient>;
+export type Db = InstanceType<typeof PrismaClient> & { readonly dialect: Dialect };
 
-export type Dialect = "sqlite" | "postgresql";
+/** Gives a client its dialect, once: what the stores read to choose their SQL. */
+export function withDialect(client: object, dialect: Dialect): Db {
+  return Object.defineProperty(client, "dialect", { value: dialect, enumerable: false }) as Db;
+}
 
 /** The dialect a DATABASE_URL names: `file:` is SQLite, `postgres(ql)://` is PostgreSQL. */
 export function dialectOf(databaseUrl: string): Dialect {
@@ -81,10 +87,20 @@ export function readingDirectly<F extends SqlDriverAdapterFactory>(
 const directTransactions = new WeakMap<object, RawQueryable>();
 
 /** A transaction of `rawTransaction`: only `queryRows` runs in it (no Prisma model calls). */
-export type RawTx = { readonly rawTransaction: true };
+export type RawTx = { readonly rawTransaction: true; readonly dialect: Dialect };
 
 /** Whatever `queryRows` runs on: the client, an interactive transaction, a raw transaction. */
 export type Queryable = Db | Prisma.TransactionClient | RawTx;
+
+/** The dialect of whatever a statement runs on (the client's, read through its transactions). */
+export function dialectIn(db: Queryable): Dialect {
+  return (db as { dialect: Dialect }).dialect;
+}
+
+/** One statement that needs nothing: whether the database answers. */
+export async function ping(db: Db): Promise<void> {
+  await db.$queryRaw`SELECT 1`;
+}
 
 const NO_ARGS = { args: [], argTypes: [] };
 
@@ -98,7 +114,7 @@ export async function rawTransaction<T>(db: Db, work: (tx: RawTx) => Promise<T>)
   const connection = directReads.get(db)?.();
   if (!connection?.startTransaction) return db.$transaction((tx) => work(tx as unknown as RawTx));
   const open = await connection.startTransaction();
-  const tx: RawTx = { rawTransaction: true };
+  const tx: RawTx = { rawTransaction: true, dialect: db.dialect };
   directTransactions.set(tx, open);
   let committed = false;
   try {
@@ -125,7 +141,7 @@ export async function rawTransaction<T>(db: Db, work: (tx: RawTx) => Promise<T>)
 /**
  * Rows of one raw statement, each an object by column name. On SQLite straight from the client's
  * own connection (db/sqlite.ts, `queryObjects`): Prisma's client spends ~0.2 ms per wide row turning
- * a raw result into typed objects that the readers (provider.read.ts) convert again anyway — a fifth
+ * a raw result into typed objects that the readers (provider.store.ts) convert again anyway — a fifth
  * of an uncached profile read; in a transaction of `rawTransaction`, straight through the
  * open transaction. Otherwise (other transactions, PostgreSQL) through `$queryRaw`. Values come as
  * the driver gives them: readers convert with asDate/asJson.
@@ -148,10 +164,11 @@ export async function openDb(databaseUrl: string, options: { checkpoints?: Check
       import("@prisma/adapter-pg"),
       import("../generated/prisma-pg/client.ts"),
     ]);
-    return new PgClient({
+    const client = new PgClient({
       adapter: new PrismaPg({ connectionString: databaseUrl }),
       transactionOptions: TRANSACTIONS,
-    }) as unknown as Db;
+    });
+    return withDialect(client, "postgresql");
   }
   const path = sqlitePath(databaseUrl);
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -170,7 +187,7 @@ export async function openDb(databaseUrl: string, options: { checkpoints?: Check
       },
     }),
   );
-  const client = new PrismaClient({ adapter: direct.factory, transactionOptions: TRANSACTIONS });
+  const client = withDialect(new PrismaClient({ adapter: direct.factory, transactionOptions: TRANSACTIONS }), "sqlite");
   direct.enable(client);
   if (path !== ":memory:") {
     // WAL: readers never block the writer, and a commit is one append to the log. The migration
@@ -185,7 +202,7 @@ export async function openDb(databaseUrl: string, options: { checkpoints?: Check
   // every acknowledged write. Without a file (`:memory:`) there is nothing to sync.
   await client.$executeRawUnsafe(`PRAGMA synchronous = ${durable ? "NORMAL" : "FULL"}`);
   // A 64 MiB page cache (SQLite's default is 2 MiB): a search reads up to a ranking block of rows
-  // (src/providers/provider.search.ts), and with the default those pages were read again from the
+  // (src/providers/provider.search.store.ts), and with the default those pages were read again from the
   // OS on every request once the registry outgrew the cache.
   await client.$executeRawUnsafe("PRAGMA cache_size = -65536");
   if (path !== ":memory:") {

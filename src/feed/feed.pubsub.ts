@@ -22,9 +22,8 @@ import { createRedisEventTarget } from "@graphql-yoga/redis-event-target";
 import { getOperationAST } from "graphql";
 import { createPubSub, type Plugin, Repeater } from "graphql-yoga";
 import { Redis } from "ioredis";
-import { type Db, queryRows } from "../db/client.ts";
-import { Prisma } from "../generated/prisma/client.ts";
-import { columnsSql, SUMMARY_COLUMNS, summaryRow } from "../providers/provider.read.ts";
+import type { Db } from "../db/client.ts";
+import { summariesByIds } from "../providers/provider.store.ts";
 import { type FeedKind, type FeedNote, withOutbox } from "./feed.outbox.ts";
 
 /** The provider as an event carries it: its list form plus what decides who may see the event. */
@@ -259,10 +258,7 @@ export function createFeed(options: {
     const providerIds = [...new Set(notes.map((n) => n.providerId))];
     const reviewIds = [...new Set(notes.flatMap((n) => (n.reviewId === undefined ? [] : [n.reviewId])))];
     const [providers, reviews] = await Promise.all([
-      queryRows(
-        db,
-        Prisma.sql`SELECT ${columnsSql(SUMMARY_COLUMNS)}, p."version" FROM "providers" AS p WHERE p."id" IN (${Prisma.join(providerIds)})`,
-      ).then((rows) => rows.map((raw) => Object.assign(summaryRow(raw), { version: Number(raw.version) }))),
+      summariesByIds(db, providerIds),
       reviewIds.length
         ? db.review.findMany({
             where: { id: { in: reviewIds } },

@@ -14,7 +14,7 @@
 import type { Viewer } from "../auth/viewer.ts";
 import { builder } from "../builder.ts";
 import { badInput } from "../errors.ts";
-import { ProviderSummaryRef } from "../providers/provider.schema.ts";
+import { ProviderSummaryRef } from "../providers/provider.types.ts";
 import { ReviewKind, ReviewPriority, ReviewStatus } from "../reviews/review.schema.ts";
 import { FEED_KINDS, type FeedKind, PROVIDER_FEED_KINDS } from "./feed.outbox.ts";
 import { type FeedEvent, type FeedReview, feedOf } from "./feed.pubsub.ts";

@@ -5,7 +5,7 @@
 import type { Plugin } from "graphql-yoga";
 import { stringify } from "yaml";
 import type { AppState } from "../app.state.ts";
-import type { Db } from "../db/client.ts";
+import { type Db, ping } from "../db/client.ts";
 import { openApiDocument } from "./rest/openapi.ts";
 
 export function useTransportRoutes(options: { db: Db; state: AppState }): Plugin {
@@ -25,7 +25,7 @@ export function useTransportRoutes(options: { db: Db; state: AppState }): Plugin
         case "/ready": {
           let ready = !options.state.draining;
           if (ready)
-            ready = await options.db.$queryRaw`SELECT 1`.then(
+            ready = await ping(options.db).then(
               () => true,
               () => false,
             );

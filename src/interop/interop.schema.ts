@@ -9,13 +9,8 @@ import { badInput, notFound } from "../errors.ts";
 import { idempotencyOf, REPLAY_NOTICE } from "../idempotency/idempotency.plugin.ts";
 import type { Profile } from "../providers/provider.rules.ts";
 import { validateIntake } from "../providers/provider.rules.ts";
-import {
-  AgentType,
-  type IntakeAnswer,
-  IntakeAnswerRef,
-  submitIntake,
-  Visibility,
-} from "../providers/provider.schema.ts";
+import { submitIntake } from "../providers/provider.schema.ts";
+import { AgentType, type IntakeAnswer, IntakeAnswerRef, Visibility } from "../providers/provider.types.ts";
 import { assertVisible, isPrivileged } from "../providers/provider.visibility.ts";
 import { type PatchOperation, shownSnapshot, snapshotPatch } from "../providers/version.diff.ts";
 import {

@@ -46,7 +46,7 @@ export function changeFeedArgs(t: Parameters<Parameters<typeof builder.queryFiel
   };
 }
 
-/** The list filters of the two arguments (Prisma `where`; provider.search.ts turns them into SQL too). */
+/** The list filters of the two arguments (Prisma `where`; provider.search.store.ts turns them into SQL too). */
 export function lifecycleFilters(args: {
   includeRetired: boolean | null | undefined;
   since: Date | null;

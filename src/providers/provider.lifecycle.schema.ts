@@ -5,13 +5,13 @@
  */
 import { actorOf } from "../auth/viewer.ts";
 import { builder } from "../builder.ts";
-import { dialectOf } from "../db/client.ts";
 import { notFound } from "../errors.ts";
 import { parseIfMatch } from "../http/if-match.ts";
 import { changeLifecycle, MAX_LIFECYCLE_MESSAGE } from "./provider.lifecycle.ts";
-import { type PredecessorRow, readProvider, relationsAsked } from "./provider.read.ts";
-import { LifecycleEnum, ownerScope, ProviderRef, ProviderSummaryRef } from "./provider.schema.ts";
-import { canSee } from "./provider.visibility.ts";
+import { relationsAsked } from "./provider.relations.ts";
+import { type PredecessorRow, readProvider } from "./provider.store.ts";
+import { LifecycleEnum, ProviderRef, ProviderSummaryRef } from "./provider.types.ts";
+import { canSee, ownerScope } from "./provider.visibility.ts";
 
 const lifecycleFields = {
   lifecycle: "ACTIVE, DEPRECATED or RETIRED; lists hide RETIRED providers unless includeRetired",
@@ -46,7 +46,7 @@ builder.prismaObjectFields(ProviderRef, (t) => ({
   predecessors: t.stringList({
     description: "The codes of the providers (that the caller may see) naming this one as their successor",
     resolve: async (p, _args, ctx) => {
-      // Read with the profile when it came from Query.provider (provider.read.ts: one round trip).
+      // Read with the profile when it came from Query.provider (provider.store.ts: one round trip).
       const rows =
         (p as { predecessorRows?: PredecessorRow[] }).predecessorRows ??
         (await ctx.db.provider.findMany({
@@ -78,12 +78,10 @@ builder.mutationField("setProviderLifecycle", (t) =>
       }),
     },
     resolve: async (_root, args, ctx, info) => {
-      const dialect = dialectOf(ctx.config.databaseUrl);
       const asked = relationsAsked(ctx, info);
       const { version, written } = await changeLifecycle(
         ctx.db,
         {
-          dialect,
           providerCode: args.providerCode,
           request: { state: args.state, message: args.message, successorCode: args.successorCode },
           actor: actorOf(ctx.viewer),
@@ -93,7 +91,7 @@ builder.mutationField("setProviderLifecycle", (t) =>
           canSeeSuccessor: (successor) => canSee({ kind: "anonymous" }, successor),
         },
         // The provider as this change left it, read in its transaction (not a later write's).
-        (tx) => readProvider(tx, dialect, args.providerCode, asked),
+        (tx) => readProvider(tx, args.providerCode, asked),
       );
       ctx.response.headers.set("ETag", `"${version}"`);
       if (!written) throw notFound(`No provider "${args.providerCode}"`);

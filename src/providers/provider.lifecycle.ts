@@ -15,14 +15,13 @@
  * token cannot un-retire an agent; a reviewer can undo it (a retirement by a leaked token, a
  * mistake). A change to the state it is already in, with the same message and successor, is a 409.
  */
-import { type Db, type Dialect, queryRows, type RawTx, rawTransaction } from "../db/client.ts";
+import { type Db, type RawTx, rawTransaction } from "../db/client.ts";
 import { badInput, conflict, type FieldError } from "../errors.ts";
 import { noteFeed } from "../feed/feed.outbox.ts";
-import { Prisma } from "../generated/prisma/client.ts";
 import type { IfMatch } from "../http/if-match.ts";
 import { fits } from "../text.ts";
 import { PROVIDER_CODE_PATTERN, type Profile, snapshotOf } from "./provider.rules.ts";
-import { appendVersion, claimVersion, setColumns } from "./provider.sql.ts";
+import { appendVersion, claimVersion, setColumns, successorByCode } from "./provider.store.ts";
 
 export const LIFECYCLES = ["ACTIVE", "DEPRECATED", "RETIRED"] as const;
 export type Lifecycle = (typeof LIFECYCLES)[number];
@@ -175,7 +174,6 @@ function noteOf(state: LifecycleState): string | null {
 export async function changeLifecycle<R>(
   db: Db,
   input: {
-    dialect: Dialect;
     providerCode: string;
     /** The change, or (a PATCH) how to make it from the current state. */
     request: LifecycleRequest | ((current: LifecycleState) => LifecycleRequest);
@@ -208,34 +206,21 @@ export async function changeLifecycle<R>(
     if (next.successorCode && next.successorCode !== current.successorCode) {
       const path = paths?.successorCode ?? "successorCode";
       const refuse = (message: string) => badInput(`${path} ${message}`, [{ path, message }]);
-      const [found] = await queryRows(
-        tx,
-        Prisma.sql`SELECT "id", "visibility", "reviewStage", "lifecycle", "successorCode" FROM "providers" WHERE "providerCode" = ${next.successorCode}`,
-      );
-      const visible =
-        found &&
-        input.canSeeSuccessor({
-          id: Number(found.id),
-          visibility: found.visibility as string,
-          reviewStage: found.reviewStage as string,
-        });
+      const found = await successorByCode(tx, next.successorCode);
+      const visible = found && input.canSeeSuccessor(found);
       if (!found || !visible) throw refuse(`names no provider: "${next.successorCode}"`);
       if (found.lifecycle === "RETIRED") throw refuse(`names a RETIRED provider: "${next.successorCode}"`);
       // The successor's own chain must not lead back here.
-      let hop = (found.successorCode as string | null) ?? null;
+      let hop = found.successorCode;
       for (let i = 0; hop && i < MAX_CHAIN; i++) {
         if (hop === input.providerCode) throw refuse(`would make a cycle: "${next.successorCode}" leads back here`);
-        const [further] = await queryRows(
-          tx,
-          Prisma.sql`SELECT "successorCode" FROM "providers" WHERE "providerCode" = ${hop}`,
-        );
-        hop = (further?.successorCode as string | null | undefined) ?? null;
+        hop = (await successorByCode(tx, hop))?.successorCode ?? null;
       }
     }
 
     const { lifecycle, lifecycleMessage, successorCode } = next;
-    await setColumns(tx, input.dialect, row.id, { lifecycle, lifecycleMessage, successorCode });
-    await appendVersion(tx, input.dialect, {
+    await setColumns(tx, row.id, { lifecycle, lifecycleMessage, successorCode });
+    await appendVersion(tx, {
       providerId: row.id,
       version,
       actor: input.actor,

@@ -17,11 +17,11 @@
  * apply BEFORE the page is cut: a page is never short because of filtering.
  */
 import { createHash } from "node:crypto";
-import { type Db, type Dialect, queryRows } from "../db/client.ts";
+import { type Db, type Dialect, dialectIn, queryRows } from "../db/client.ts";
 import { badInput } from "../errors.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import { decodeCursor, encodeCursor } from "../pagination.ts";
-import { columnsSql, SUMMARY_COLUMNS, type SummaryRow, summaryRow } from "./provider.read.ts";
+import { SUMMARY_SQL, type SummaryRow, summaryRow } from "./provider.store.ts";
 
 export const MAX_SEARCH_LENGTH = 200;
 const MAX_WORDS = 16;
@@ -252,7 +252,6 @@ const TS_WEIGHTS = "{0.05, 0.2, 0.5, 1.0}";
  */
 export async function searchProviders(
   db: Db,
-  dialect: Dialect,
   request: SearchRequest,
 ): Promise<{ rows: SummaryRow[]; nextCursor: string | null }> {
   const fingerprint = createHash("sha256")
@@ -276,7 +275,7 @@ export async function searchProviders(
   const walk = (lastBlock - firstBlock + 1) * window;
   const within = offset - skip;
   const rows =
-    dialect === "postgresql"
+    dialectIn(db) === "postgresql"
       ? await queryRows(
           db,
           Prisma.sql`
@@ -290,7 +289,7 @@ export async function searchProviders(
           ), "b" AS MATERIALIZED (
             SELECT "id", (row_number() OVER (ORDER BY "id" DESC) - 1) / CAST(${window} AS INTEGER) AS "block" FROM "c"
           )
-          SELECT ${columnsSql(SUMMARY_COLUMNS)}
+          SELECT ${SUMMARY_SQL}
           FROM "b" JOIN "providers" AS p ON p."id" = "b"."id",
                to_tsquery('simple', provider_search_fold(${tsQuery(request.words, "all")})) AS q
           ORDER BY "b"."block" ASC, ts_rank_cd(${TS_WEIGHTS}::float4[], p."searchVector", q) DESC, "b"."id" DESC
@@ -307,7 +306,7 @@ export async function searchProviders(
             ORDER BY "provider_search"."rowid" DESC
             LIMIT ${walk} OFFSET ${skip}
           )
-          SELECT ${columnsSql(SUMMARY_COLUMNS)} FROM (
+          SELECT ${SUMMARY_SQL} FROM (
             SELECT "id", "block", "score" FROM (
               SELECT "id", "score", (row_number() OVER (ORDER BY "id" DESC) - 1) / CAST(${window} AS INTEGER) AS "block"
               FROM "c"

@@ -3,6 +3,7 @@
  * reported as not found, never as forbidden, so codes cannot be probed.
  */
 import type { Viewer } from "../auth/viewer.ts";
+import type { Context } from "../builder.ts";
 import { notFound } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 
@@ -54,4 +55,19 @@ export function isPrivileged(viewer: Viewer, providerId: number): boolean {
 export function shownActor(viewer: Viewer, providerId: number, actor: string): string {
   if (isPrivileged(viewer, providerId)) return actor;
   return actor.startsWith("reviewer:") ? "reviewer" : actor;
+}
+
+/**
+ * The scope of an owner-only operation. Another agent is refused with 403 where it may see the
+ * provider and 404 where it may not, so codes cannot be probed (API.md §2–3).
+ */
+export async function ownerScope(ctx: Pick<Context, "viewer" | "db">, providerCode: string, orReviewer = false) {
+  if (ctx.viewer.kind === "agent" && ctx.viewer.providerCode !== providerCode) {
+    const provider = await ctx.db.provider.findUnique({
+      where: { providerCode },
+      select: { id: true, visibility: true, reviewStage: true },
+    });
+    assertVisible(ctx.viewer, provider, providerCode);
+  }
+  return orReviewer ? { $any: { ownerOf: providerCode, reviewer: true } } : { ownerOf: providerCode };
 }

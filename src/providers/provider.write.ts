@@ -3,23 +3,14 @@
  * only the database (tokens are minted and hashed before it opens), so a failure leaves nothing.
  */
 import { mintToken } from "../auth/agent.token.ts";
-import { type Db, type Dialect, queryRows, type RawTx, rawTransaction } from "../db/client.ts";
+import { type Db, type RawTx, rawTransaction } from "../db/client.ts";
 import { conflict } from "../errors.ts";
 import { type FeedNote, noteFeed, notesOfMove } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import type { IfMatch } from "../http/if-match.ts";
-import {
-  ACTIVE_STATUSES,
-  DEFAULT_PRIORITY,
-  effectOfOwnerPatch,
-  newReviewCode,
-  priorityRank,
-  type ReviewKind,
-  type ReviewStatus,
-} from "../reviews/review.rules.ts";
-import { applyMove, insertEvents } from "../reviews/review.write.ts";
+import { effectOfOwnerPatch, newReviewCode } from "../reviews/review.rules.ts";
+import { activeReviewOf, applyMove, insertEvents, openReview } from "../reviews/review.store.ts";
 import { lifecycleOf, lifecycleSnapshot } from "./provider.lifecycle.ts";
-import type { ProviderRow } from "./provider.read.ts";
 import {
   changedFields,
   deriveProviderCode,
@@ -30,7 +21,7 @@ import {
   REVIEWED_FIELDS,
   snapshotOf,
 } from "./provider.rules.ts";
-import { appendVersion, claimVersion, setColumns } from "./provider.sql.ts";
+import { appendVersion, claimVersion, type ProviderRow, replaceLabels, setColumns } from "./provider.store.ts";
 
 /** The owner-editable profile held by a provider row. */
 export function profileOf(row: ProviderRow): Profile {
@@ -155,12 +146,11 @@ export async function intakeProvider(
 /**
  * Applies an owner's PATCH: the profile, one new version, the timeline, and the review workflow's
  * answer to it. `ifMatch` is the version the caller last saw, when it sent `If-Match`. The common
- * path runs in raw statements (provider.sql.ts); a PATCH that moves a review uses the review writes.
+ * path runs in raw statements (provider.store.ts); a PATCH that moves a review uses the review writes.
  */
 export async function patchProvider<R>(
   db: Db,
   input: {
-    dialect: Dialect;
     providerCode: string;
     patch: Patch;
     actor: string;
@@ -169,7 +159,6 @@ export async function patchProvider<R>(
   /** Reads what the caller answers, inside the transaction: the profile as this PATCH left it. */
   readBack: (tx: RawTx) => Promise<R>,
 ): Promise<{ version: number; written: R }> {
-  const { dialect } = input;
   // What the feed announces once the transaction has committed (src/feed).
   const notes: FeedNote[] = [];
   const written = await rawTransaction(db, async (tx) => {
@@ -180,18 +169,9 @@ export async function patchProvider<R>(
     const after: Profile = Object.assign({ ...before }, input.patch);
     const changed = changedFields(before, after);
 
-    await setColumns(tx, dialect, row.id, input.patch);
-    if (changed.includes("labels")) {
-      await queryRows(tx, Prisma.sql`DELETE FROM "provider_labels" WHERE "providerId" = ${row.id}`);
-      if (after.labels.length > 0) {
-        const labels = after.labels.map((label) => Prisma.sql`(${row.id}, ${label})`);
-        await queryRows(
-          tx,
-          Prisma.sql`INSERT INTO "provider_labels" ("providerId", "label") VALUES ${Prisma.join(labels)}`,
-        );
-      }
-    }
-    await appendVersion(tx, dialect, {
+    await setColumns(tx, row.id, input.patch);
+    if (changed.includes("labels")) await replaceLabels(tx, row.id, after.labels);
+    await appendVersion(tx, {
       providerId: row.id,
       version,
       actor: input.actor,
@@ -205,21 +185,9 @@ export async function patchProvider<R>(
       now,
     });
 
-    const [active] = await queryRows(
-      tx,
-      Prisma.sql`SELECT "id", "reviewCode", "kind", "status" FROM "reviews"
-        WHERE "providerId" = ${row.id} AND "status" IN (${Prisma.join([...ACTIVE_STATUSES])}) LIMIT 1`,
-    );
     const effect = effectOfOwnerPatch({
       reviewStage: row.reviewStage,
-      activeReview: active
-        ? {
-            id: Number(active.id),
-            code: active.reviewCode as string,
-            kind: active.kind as ReviewKind,
-            status: active.status as ReviewStatus,
-          }
-        : null,
+      activeReview: await activeReviewOf(tx, row.id),
       changedReviewedFields: changed.some((f) => REVIEWED_FIELDS.includes(f)),
     });
     notes.push({ kind: "PROVIDER_UPDATED", providerId: row.id });
@@ -232,13 +200,7 @@ export async function patchProvider<R>(
         input.actor,
       );
     } else if (effect.kind === "openUpdateReview") {
-      const [review] = await queryRows(
-        tx,
-        Prisma.sql`INSERT INTO "reviews" ("reviewCode", "providerId", "kind", "status", "priority", "priorityRank", "createdAt", "updatedAt")
-          VALUES (${newReviewCode()}, ${row.id}, 'UPDATE', 'OPEN', ${DEFAULT_PRIORITY}, ${priorityRank(DEFAULT_PRIORITY)}, ${now}, ${now})
-          RETURNING "id"`,
-      );
-      const reviewId = Number(review?.id);
+      const reviewId = await openReview(tx, { reviewCode: newReviewCode(), providerId: row.id, kind: "UPDATE", now });
       const reviewed = changed.filter((f) => REVIEWED_FIELDS.includes(f));
       await insertEvents(tx, row.id, [
         { reviewId, kind: "UPDATE_SUBMITTED", actor: input.actor, note: `changed ${reviewed.join(", ")}`, at: now },

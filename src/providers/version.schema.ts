@@ -18,7 +18,7 @@ import {
   RoleRef,
   ToolRef,
   Visibility,
-} from "./provider.schema.ts";
+} from "./provider.types.ts";
 import { assertVisible, isPrivileged, shownActor } from "./provider.visibility.ts";
 
 type VersionRow = Prisma.ProviderVersionGetPayload<{ include: { provider: { select: { providerCode: true } } } }>;

@@ -4,23 +4,22 @@
 import { MAX_SUBJECT } from "../auth/reviewer.jwt.ts";
 import { actorOf } from "../auth/viewer.ts";
 import { builder, type Context } from "../builder.ts";
-import { type Dialect, dialectOf, queryRows } from "../db/client.ts";
 import { badInput, notFound, unauthenticated } from "../errors.ts";
-import { Prisma } from "../generated/prisma/client.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
 import { decodeCursor, page, pageSize } from "../pagination.ts";
 import { updatedSinceOf } from "../providers/provider.changes.ts";
-import { asDate, asDateOrNull } from "../providers/provider.read.ts";
-import { ProviderRef, TrustTier } from "../providers/provider.schema.ts";
-import {
-  providerMatchSql,
-  providersTable,
-  type SqlTable,
-  searchWords,
-  whereSql,
-} from "../providers/provider.search.ts";
+import { ProviderRef, TrustTier } from "../providers/provider.types.ts";
 import { fits } from "../text.ts";
 import { ACTIVE_STATUSES, DECISIONS, PRIORITIES, REVIEW_KINDS, REVIEW_STATUSES } from "./review.rules.ts";
-import { assignReview, commentOnReview, decideReview, moderateProvider, setReviewPriority } from "./review.write.ts";
+import {
+  assignReview,
+  commentOnReview,
+  decideReview,
+  moderateProvider,
+  queuePage,
+  type ReviewRow,
+  setReviewPriority,
+} from "./review.store.ts";
 
 export const ReviewKind = builder.enumType("ReviewKind", { values: REVIEW_KINDS });
 export const ReviewStatus = builder.enumType("ReviewStatus", { values: REVIEW_STATUSES });
@@ -48,8 +47,6 @@ export const ReviewRef = builder.prismaObject("Review", {
   }),
 });
 
-type ReviewRow = Prisma.ReviewGetPayload<{ include: { provider: { select: { providerCode: true; name: true } } } }>;
-
 const ReviewPageRef = builder.objectRef<{ items: ReviewRow[]; nextCursor: string | null }>("ReviewPage").implement({
   fields: (t) => ({
     // A prismaField so that Pothos knows what the rows hold (each with its provider's code and
@@ -58,43 +55,6 @@ const ReviewPageRef = builder.objectRef<{ items: ReviewRow[]; nextCursor: string
     nextCursor: t.exposeString("nextCursor", { nullable: true, description: "null on the last page" }),
   }),
 });
-
-/**
- * The queue's search: each whitespace-separated term must match the review code (a prefix,
- * upper-cased: `rv-ab` finds RV-AB…) or, word by word, the provider's code or name (prefixes, on the
- * provider full-text index restricted to those two fields). Terms keep only the characters review
- * codes hold, so nothing of the user's text is a LIKE/GLOB wildcard or reaches the query raw.
- */
-function queueTerms(search: string | null | undefined): { code: string; words: string[] }[] {
-  if (search === null || search === undefined) return [];
-  searchWords(search); // the length rule of every search
-  return search
-    .split(/\s+/)
-    .filter(Boolean)
-    .slice(0, 16)
-    .map((term) => ({ code: term.toUpperCase().replace(/[^A-Z0-9-]+/g, ""), words: searchWords(term) }))
-    .filter((t) => t.code !== "" || t.words.length > 0);
-}
-
-function queueTermSql(dialect: Dialect, term: { code: string; words: string[] }): Prisma.Sql {
-  const parts: Prisma.Sql[] = [];
-  if (term.code !== "")
-    parts.push(
-      dialect === "postgresql"
-        ? Prisma.sql`r."reviewCode" LIKE ${`${term.code}%`}`
-        : // GLOB is case-sensitive and uses the unique index on reviewCode for a constant prefix.
-          Prisma.sql`r."reviewCode" GLOB ${`${term.code}*`}`,
-    );
-  if (term.words.length > 0) parts.push(providerMatchSql(dialect, "p", term.words, "codeAndName"));
-  return Prisma.sql`(${Prisma.join(parts, " OR ")})`;
-}
-
-/** The reviews table as `r` joined to its provider as `p`, for whereSql. */
-const REVIEWS_TABLE: SqlTable = {
-  alias: "r",
-  columns: new Set(["id", "status", "priority", "priorityRank", "assignedTo", "createdAt", "updatedAt"]),
-  relations: { provider: (value) => whereSql(value, providersTable("p")) },
-};
 
 builder.queryFields((t) => ({
   // Declared before `review` so that REST matches /reviews/queue before /reviews/{reviewCode}.
@@ -153,49 +113,12 @@ builder.queryFields((t) => ({
             : []),
         ],
       };
-      // One statement: the filters, the search on the index (when given) and the order in SQL, each
-      // review with its provider's code and name (Prisma's include would be a second query).
-      const terms = queueTerms(args.search);
-      const dialect = dialectOf(ctx.config.databaseUrl);
-      const search = terms.length
-        ? Prisma.sql` AND ${Prisma.join(
-            terms.map((term) => queueTermSql(dialect, term)),
-            " AND ",
-          )}`
-        : Prisma.empty;
-      // The page is cut on the reviews first, and only its rows are joined to their providers: joined
-      // before the cut, every active review's provider row was read (25 ms at 100,000 agents, not
-      // 0.1). The providers table is in the cut only when a filter or the search needs it.
-      const byProvider = terms.length > 0 || Boolean(args.providerCode);
-      const found = await queryRows(
-        ctx.db,
-        Prisma.sql`
-        SELECT r."id", r."reviewCode", r."providerId", r."kind", r."status", r."priority", r."priorityRank",
-               r."assignedTo", r."createdAt", r."updatedAt", r."decidedAt",
-               p."providerCode" AS "providerCode", p."name" AS "providerName"
-        FROM (
-          SELECT r.* FROM "reviews" AS r
-          ${byProvider ? Prisma.sql`JOIN "providers" AS p ON p."id" = r."providerId"` : Prisma.empty}
-          WHERE ${whereSql(where, REVIEWS_TABLE)}${search}
-          ORDER BY r."priorityRank" ASC, r."createdAt" ASC, r."id" ASC
-          LIMIT ${limit + 1}
-        ) AS r JOIN "providers" AS p ON p."id" = r."providerId"
-        ORDER BY r."priorityRank" ASC, r."createdAt" ASC, r."id" ASC`,
-      );
-      const rows: ReviewRow[] = found.map((f) => ({
-        id: Number(f.id),
-        reviewCode: f.reviewCode as string,
-        providerId: Number(f.providerId),
-        kind: f.kind as string,
-        status: f.status as string,
-        priority: f.priority as string,
-        priorityRank: Number(f.priorityRank),
-        assignedTo: (f.assignedTo as string | null) ?? null,
-        createdAt: asDate(f.createdAt),
-        updatedAt: asDate(f.updatedAt),
-        decidedAt: asDateOrNull(f.decidedAt),
-        provider: { providerCode: f.providerCode as string, name: f.providerName as string },
-      }));
+      const rows = await queuePage(ctx.db, {
+        where,
+        search: args.search,
+        byProviderCode: Boolean(args.providerCode),
+        take: limit + 1,
+      });
       return page(rows, limit, (r) => [r.priorityRank, r.createdAt.toISOString(), r.id]);
     },
   }),

@@ -5,14 +5,23 @@
  * names the current state; a review that changed meanwhile is a 409 too, never a silent overwrite.
  */
 import { MAX_SUBJECT } from "../auth/reviewer.jwt.ts";
-import { assignments, type Db, type Queryable, queryRows } from "../db/client.ts";
+import { assignments, type Db, type Dialect, dialectIn, type Queryable, queryRows } from "../db/client.ts";
+import { columnList, columnsOf, rowReader } from "../db/model.ts";
 import { badInput, conflict, notFound } from "../errors.ts";
 import { type FeedNote, noteFeed, notesOfMove } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";
+import {
+  providerMatchSql,
+  providersTable,
+  type SqlTable,
+  searchWords,
+  whereSql,
+} from "../providers/provider.search.store.ts";
 import { fits } from "../text.ts";
 import {
   ACTIVE_STATUSES,
   assign,
+  DEFAULT_PRIORITY,
   type Decision,
   decide,
   isActive,
@@ -117,6 +126,41 @@ export async function insertEvents(tx: Queryable, providerId: number, events: re
     tx,
     Prisma.sql`INSERT INTO "review_events" ("providerId", "reviewId", "at", "kind", "actor", "note") VALUES ${Prisma.join(rows)}`,
   );
+}
+
+/** The provider's active review (at most one: the database holds it to that), or null. */
+export async function activeReviewOf(
+  tx: Queryable,
+  providerId: number,
+): Promise<{ id: number; code: string; kind: ReviewKind; status: ReviewStatus } | null> {
+  const [active] = await queryRows(
+    tx,
+    Prisma.sql`SELECT "id", "reviewCode", "kind", "status" FROM "reviews"
+      WHERE "providerId" = ${providerId} AND "status" IN (${Prisma.join([...ACTIVE_STATUSES])}) LIMIT 1`,
+  );
+  return active
+    ? {
+        id: Number(active.id),
+        code: active.reviewCode as string,
+        kind: active.kind as ReviewKind,
+        status: active.status as ReviewStatus,
+      }
+    : null;
+}
+
+/** Opens a review of the provider at the default priority; answers its id. */
+export async function openReview(
+  tx: Queryable,
+  input: { reviewCode: string; providerId: number; kind: ReviewKind; now: Date },
+): Promise<number> {
+  const { reviewCode, providerId, kind, now } = input;
+  const [review] = await queryRows(
+    tx,
+    Prisma.sql`INSERT INTO "reviews" ("reviewCode", "providerId", "kind", "status", "priority", "priorityRank", "createdAt", "updatedAt")
+      VALUES (${reviewCode}, ${providerId}, ${kind}, 'OPEN', ${DEFAULT_PRIORITY}, ${priorityRank(DEFAULT_PRIORITY)}, ${now}, ${now})
+      RETURNING "id"`,
+  );
+  return Number(review?.id);
 }
 
 function settle(outcome: Outcome): Move {
@@ -252,4 +296,91 @@ export async function moderateProvider(
     return notesOfMove(move, { providerId: provider.id });
   });
   noteFeed(...notes);
+}
+
+// ── The reviewers' queue ───────────────────────────────────────────────────────────────────────
+
+/** A review as the queue answers it, with its provider's code and name. */
+export type ReviewRow = Prisma.ReviewGetPayload<{
+  include: { provider: { select: { providerCode: true; name: true } } };
+}>;
+
+/**
+ * The queue's search: each whitespace-separated term must match the review code (a prefix,
+ * upper-cased: `rv-ab` finds RV-AB…) or, word by word, the provider's code or name (prefixes, on the
+ * provider full-text index restricted to those two fields). Terms keep only the characters review
+ * codes hold, so nothing of the user's text is a LIKE/GLOB wildcard or reaches the query raw.
+ */
+function queueTerms(search: string | null | undefined): { code: string; words: string[] }[] {
+  if (search === null || search === undefined) return [];
+  searchWords(search); // the length rule of every search
+  return search
+    .split(/\s+/)
+    .filter(Boolean)
+    .slice(0, 16)
+    .map((term) => ({ code: term.toUpperCase().replace(/[^A-Z0-9-]+/g, ""), words: searchWords(term) }))
+    .filter((t) => t.code !== "" || t.words.length > 0);
+}
+
+function queueTermSql(dialect: Dialect, term: { code: string; words: string[] }): Prisma.Sql {
+  const parts: Prisma.Sql[] = [];
+  if (term.code !== "")
+    parts.push(
+      dialect === "postgresql"
+        ? Prisma.sql`r."reviewCode" LIKE ${`${term.code}%`}`
+        : // GLOB is case-sensitive and uses the unique index on reviewCode for a constant prefix.
+          Prisma.sql`r."reviewCode" GLOB ${`${term.code}*`}`,
+    );
+  if (term.words.length > 0) parts.push(providerMatchSql(dialect, "p", term.words, "codeAndName"));
+  return Prisma.sql`(${Prisma.join(parts, " OR ")})`;
+}
+
+/** The reviews table as `r` joined to its provider as `p`, for whereSql. */
+const REVIEWS_TABLE: SqlTable = {
+  alias: "r",
+  columns: new Set(["id", "status", "priority", "priorityRank", "assignedTo", "createdAt", "updatedAt"]),
+  relations: { provider: (value) => whereSql(value, providersTable("p")) },
+};
+
+const REVIEW = columnsOf("Review");
+const reviewRow = rowReader<Omit<ReviewRow, "provider">>(REVIEW);
+
+/**
+ * One page of the queue in one statement: the filters (a Prisma `where`), the search on the index
+ * and the order in SQL, each review with its provider's code and name (Prisma's include would be a
+ * second query). The page is cut on the reviews first and only its rows are joined to their
+ * providers: joined before the cut, every active review's provider row was read. The providers
+ * table is in the cut only when a filter or the search needs it.
+ */
+export async function queuePage(
+  db: Queryable,
+  input: { where: Prisma.ReviewWhereInput; search: string | null | undefined; byProviderCode: boolean; take: number },
+): Promise<ReviewRow[]> {
+  const terms = queueTerms(input.search);
+  const dialect = dialectIn(db);
+  const search = terms.length
+    ? Prisma.sql` AND ${Prisma.join(
+        terms.map((term) => queueTermSql(dialect, term)),
+        " AND ",
+      )}`
+    : Prisma.empty;
+  const byProvider = terms.length > 0 || input.byProviderCode;
+  const found = await queryRows(
+    db,
+    Prisma.sql`
+    SELECT ${Prisma.raw(columnList(REVIEW, "r"))}, p."providerCode" AS "providerCode", p."name" AS "providerName"
+    FROM (
+      SELECT r.* FROM "reviews" AS r
+      ${byProvider ? Prisma.sql`JOIN "providers" AS p ON p."id" = r."providerId"` : Prisma.empty}
+      WHERE ${whereSql(input.where, REVIEWS_TABLE)}${search}
+      ORDER BY r."priorityRank" ASC, r."createdAt" ASC, r."id" ASC
+      LIMIT ${input.take}
+    ) AS r JOIN "providers" AS p ON p."id" = r."providerId"
+    ORDER BY r."priorityRank" ASC, r."createdAt" ASC, r."id" ASC`,
+  );
+  return found.map((f) =>
+    Object.assign(reviewRow(f), {
+      provider: { providerCode: f.providerCode as string, name: f.providerName as string },
+    }),
+  );
 }

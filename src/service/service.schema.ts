@@ -3,6 +3,7 @@
  */
 import { builder } from "../builder.ts";
 import { SERVICE_NAME, SERVICE_VERSION } from "../config.ts";
+import { ping } from "../db/client.ts";
 import { REST_ROUTES, restPath } from "../http/rest/rest.routes.ts";
 
 const RouteRef = builder.objectRef<{ method: string; path: string; summary: string }>("RouteInfo").implement({
@@ -59,7 +60,7 @@ builder.queryFields((t) => ({
     description: "Whether the service and its database answer; HTTP 503 when the database does not.",
     resolve: async (_root, _args, ctx) => {
       try {
-        await ctx.db.$queryRaw`SELECT 1`;
+        await ping(ctx.db);
         return { status: "ok" as const, database: "ok" as const, version: SERVICE_VERSION };
       } catch {
         ctx.response.status = 503;

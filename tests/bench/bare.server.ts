@@ -3,7 +3,7 @@
  * serving the anonymous provider detail, list (with filters) and search answers of the service with
  * hand-written SQL and hand-built JSON — what one Node process can do on this database, the limit
  * the service is measured against. Same database, same pragmas, same statements as the service's
- * one-round-trip reads (src/providers/provider.read.ts, provider.search.ts), same answer fields.
+ * one-round-trip reads (src/providers/provider.store.ts, provider.search.store.ts), same answer fields.
  * No validation beyond what these few routes need, no logging, no limits: a yardstick, not a service.
  *
  *   DATABASE_URL=file:./data/bench/sqlite-1000.db PORT=4100 node --import tsx tests/bench/bare.server.ts

@@ -7,8 +7,8 @@
  */
 import { afterAll, describe, expect, test } from "@jest/globals";
 import { queryRows } from "../../src/db/client.ts";
+import { asDate, asJson } from "../../src/db/model.ts";
 import { Prisma } from "../../src/generated/prisma/client.ts";
-import { asDate, asJson } from "../../src/providers/provider.read.ts";
 import { config, db, intake } from "../helpers.ts";
 import { openCountingDb } from "../perf/counting.db.ts";
 

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, jest, test } from "@jest/globals
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import Database from "better-sqlite3";
 import { loadConfig } from "../../src/config.ts";
-import { type Db, readingDirectly } from "../../src/db/client.ts";
+import { type Db, readingDirectly, withDialect } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { isolatedSqlite, type Sync, walSync } from "../../src/db/sqlite.ts";
 import { PrismaClient } from "../../src/generated/prisma/client.ts";
@@ -53,7 +53,7 @@ beforeAll(async () => {
   await migrate(url);
   // As src/db/client.ts opens it: isolated, with raw statements and raw transactions on its connection.
   const direct = readingDirectly(isolatedSqlite(new PrismaBetterSqlite3({ url: path }), gate));
-  db = new PrismaClient({ adapter: direct.factory }) as Db;
+  db = withDialect(new PrismaClient({ adapter: direct.factory }), "sqlite");
   direct.enable(db);
   await db.$executeRawUnsafe("PRAGMA synchronous = NORMAL");
   app = createApp(loadConfig({ ...process.env, NODE_ENV: "test", DATABASE_URL: url, REDIS_URL: "" }), db);

@@ -6,7 +6,7 @@
  */
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQuery, Transaction } from "@prisma/driver-adapter-utils";
-import { type Db, dialectOf, readingDirectly, sqlitePath } from "../../src/db/client.ts";
+import { type Db, dialectOf, readingDirectly, sqlitePath, withDialect } from "../../src/db/client.ts";
 import { PrismaClient } from "../../src/generated/prisma/client.ts";
 
 export interface CountingDb {
@@ -100,13 +100,13 @@ export async function openCountingDb(databaseUrl: string): Promise<CountingDb> {
       import("../../src/generated/prisma-pg/client.ts"),
     ]);
     const adapter = countFactory(new PrismaPg({ connectionString: databaseUrl }), statements, holds);
-    db = new PgClient({ adapter: adapter as never }) as unknown as Db;
+    db = withDialect(new PgClient({ adapter: adapter as never }), "postgresql");
   } else {
     // Raw reads go straight to the (counted) connection, as in src/db/client.ts.
     const direct = readingDirectly(
       countFactory(new PrismaBetterSqlite3({ url: sqlitePath(databaseUrl), timeout: 5000 }), statements, holds),
     );
-    db = new PrismaClient({ adapter: direct.factory as never });
+    db = withDialect(new PrismaClient({ adapter: direct.factory as never }), "sqlite");
     direct.enable(db);
   }
   await db.$connect();

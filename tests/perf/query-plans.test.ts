@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "@jest/globals";
 import Database from "better-sqlite3";
 import { migrate } from "../../src/db/migrate.ts";
-import { readProvider } from "../../src/providers/provider.read.ts";
+import { readProvider } from "../../src/providers/provider.store.ts";
 import { type CountingDb, openCountingDb } from "./counting.db.ts";
 
 const path = join(mkdtempSync(join(tmpdir(), "agent-registry-plans-")), "plans.db");
@@ -79,7 +79,7 @@ function walks(plan: string[]): string[] {
 
 test("the detail (with tokens, timeline and predecessors) searches indexes only", async () => {
   counting.reset();
-  await readProvider(counting.db, "sqlite", "any-code", { tokens: true, events: true });
+  await readProvider(counting.db, "any-code", { tokens: true, events: true });
   const [sql] = counting.statements;
   expect(counting.statements).toHaveLength(1);
   const plan = planOf(sql as string);

@@ -87,7 +87,7 @@ describe("one round trip per read", () => {
   });
 
   test("the detail asked under aliases, twice, and through fragments: one round trip, the same rows", async () => {
-    // What the relations asked for are is read off the operation (provider.read.ts, relationsAsked):
+    // What the relations asked for are is read off the operation (provider.relations.ts):
     // a relation field it missed would load its own rows, one statement more.
     const SHAPED = `query ($code: String!) {
       p: provider(providerCode: $code) { providerCode ...Parts timeline: reviewTimeline { kind } }

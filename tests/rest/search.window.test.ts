@@ -1,12 +1,12 @@
 /**
- * Bounded ranking of a search (src/providers/provider.search.ts): matches are ranked in
+ * Bounded ranking of a search (src/providers/provider.search.store.ts): matches are ranked in
  * blocks of `searchTuning.window`, newest block first, best match first within a block. Shown here
  * with a window of 3: a search with at most 3 filtered matches is ranked exactly; one with more is
  * ranked block by block, and paging at any page size follows that one fixed order.
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { searchTuning } from "../../src/providers/provider.search.ts";
+import { searchTuning } from "../../src/providers/provider.search.store.ts";
 import { approve, call, intake, uniqueCode } from "../helpers.ts";
 
 const uniqueWord = (prefix = "sw") =>

@@ -1,0 +1,312 @@
+/**
+ * The provider's GraphQL types: enumerations, the profile and its sections, the list form, the
+ * inputs, and the owner-settable fields as arguments (shared by intake and PATCH). The operations
+ * that answer them are in provider.schema.ts.
+ */
+import { builder } from "../builder.ts";
+import { TIMELINE_KINDS } from "../reviews/review.rules.ts";
+import { LIFECYCLES } from "./provider.lifecycle.ts";
+import {
+  AGENT_TYPES,
+  AUTH_SCHEMES,
+  HUMAN_OVERSIGHT,
+  MODEL_ROLES,
+  PROTOCOLS,
+  type Profile,
+  REVIEW_STAGES,
+  ROLE_KINDS,
+  TOOL_KINDS,
+  TOOL_SCOPES,
+  TRUST_TIERS,
+  VISIBILITIES,
+} from "./provider.rules.ts";
+import type { SummaryRow } from "./provider.store.ts";
+import { isPrivileged, shownActor } from "./provider.visibility.ts";
+
+// ── Enumerations ────────────────────────────────────────────────────────────────────────────
+export const AgentType = builder.enumType("AgentType", { values: AGENT_TYPES });
+export const Visibility = builder.enumType("Visibility", { values: VISIBILITIES });
+export const TrustTier = builder.enumType("TrustTier", { values: TRUST_TIERS });
+export const ReviewStage = builder.enumType("ReviewStage", { values: REVIEW_STAGES });
+const ModelRole = builder.enumType("ModelRole", { values: MODEL_ROLES });
+const ToolKind = builder.enumType("ToolKind", { values: TOOL_KINDS });
+const ToolScope = builder.enumType("ToolScope", { values: TOOL_SCOPES });
+const Protocol = builder.enumType("EndpointProtocol", { values: PROTOCOLS });
+const AuthScheme = builder.enumType("AuthScheme", { values: AUTH_SCHEMES });
+const HumanOversight = builder.enumType("HumanOversight", { values: HUMAN_OVERSIGHT });
+export const LifecycleEnum = builder.enumType("Lifecycle", {
+  description: "ACTIVE; DEPRECATED (still served, use the successor); RETIRED (gone; hidden from lists unless asked)",
+  values: LIFECYCLES,
+});
+const RoleKind = builder.enumType("RoleKind", { values: ROLE_KINDS });
+const TimelineKind = builder.enumType("TimelineKind", { values: TIMELINE_KINDS });
+
+// ── Profile sections (JSON documents on the provider row) ───────────────────────────────────
+type Capability = Profile["capabilities"][number];
+type Model = Profile["models"][number];
+type Tool = Profile["tools"][number];
+type Endpoint = Profile["endpoint"];
+type Policy = NonNullable<Profile["policy"]>;
+type Role = Profile["roles"][number];
+
+export const CapabilityRef = builder.objectRef<Capability>("Capability").implement({
+  fields: (t) => ({
+    key: t.exposeString("key"),
+    name: t.exposeString("name"),
+    description: t.exposeString("description", { nullable: true }),
+    tags: t.exposeStringList("tags"),
+    inputModes: t.exposeStringList("inputModes", { description: "Media types the capability accepts" }),
+    outputModes: t.exposeStringList("outputModes", { description: "Media types the capability produces" }),
+  }),
+});
+export const ModelRef = builder.objectRef<Model>("Model").implement({
+  fields: (t) => ({
+    vendor: t.exposeString("vendor"),
+    model: t.exposeString("model"),
+    role: t.expose("role", { type: ModelRole }),
+    contextWindow: t.exposeInt("contextWindow", { nullable: true }),
+  }),
+});
+export const ToolRef = builder.objectRef<Tool>("Tool").implement({
+  fields: (t) => ({
+    name: t.exposeString("name"),
+    kind: t.expose("kind", { type: ToolKind }),
+    description: t.exposeString("description", { nullable: true }),
+    scopes: t.expose("scopes", { type: [ToolScope] }),
+  }),
+});
+export const EndpointRef = builder.objectRef<Endpoint>("Endpoint").implement({
+  fields: (t) => ({
+    url: t.exposeString("url"),
+    protocol: t.expose("protocol", { type: Protocol }),
+    authScheme: t.expose("authScheme", { type: AuthScheme }),
+    healthUrl: t.exposeString("healthUrl", { nullable: true }),
+  }),
+});
+const EndpointSummaryRef = builder.objectRef<Endpoint>("EndpointSummary").implement({
+  fields: (t) => ({ protocol: t.expose("protocol", { type: Protocol }) }),
+});
+export const PolicyRef = builder.objectRef<Policy>("Policy").implement({
+  fields: (t) => ({
+    dataRetentionDays: t.exposeInt("dataRetentionDays", { nullable: true }),
+    humanOversight: t.expose("humanOversight", { type: HumanOversight }),
+    allowedUseCases: t.exposeStringList("allowedUseCases"),
+    prohibitedUseCases: t.exposeStringList("prohibitedUseCases"),
+    termsUrl: t.exposeString("termsUrl", { nullable: true }),
+    privacyUrl: t.exposeString("privacyUrl", { nullable: true }),
+  }),
+});
+export const RoleRef = builder.objectRef<Role>("Role").implement({
+  fields: (t) => ({
+    subject: t.exposeString("subject", { description: "An email address or a handle" }),
+    role: t.expose("role", { type: RoleKind }),
+  }),
+});
+
+const CapabilityInput = builder.inputType("CapabilityInput", {
+  fields: (t) => ({
+    key: t.string({ required: true }),
+    name: t.string({ required: true }),
+    description: t.string(),
+    tags: t.stringList(),
+    inputModes: t.stringList(),
+    outputModes: t.stringList(),
+  }),
+});
+const ModelInput = builder.inputType("ModelInput", {
+  fields: (t) => ({
+    vendor: t.string({ required: true }),
+    model: t.string({ required: true }),
+    role: t.field({ type: ModelRole, required: true }),
+    contextWindow: t.int(),
+  }),
+});
+const ToolInput = builder.inputType("ToolInput", {
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    kind: t.field({ type: ToolKind, required: true }),
+    description: t.string(),
+    scopes: t.field({ type: [ToolScope] }),
+  }),
+});
+const EndpointInput = builder.inputType("EndpointInput", {
+  fields: (t) => ({
+    url: t.string({ required: true }),
+    protocol: t.field({ type: Protocol, required: true }),
+    authScheme: t.field({ type: AuthScheme, required: true }),
+    healthUrl: t.string(),
+  }),
+});
+const PolicyInput = builder.inputType("PolicyInput", {
+  fields: (t) => ({
+    dataRetentionDays: t.int(),
+    humanOversight: t.field({ type: HumanOversight, required: true }),
+    allowedUseCases: t.stringList(),
+    prohibitedUseCases: t.stringList(),
+    termsUrl: t.string(),
+    privacyUrl: t.string(),
+  }),
+});
+const RoleInput = builder.inputType("RoleInput", {
+  fields: (t) => ({
+    subject: t.string({ required: true }),
+    role: t.field({ type: RoleKind, required: true }),
+  }),
+});
+
+// ── Provider ────────────────────────────────────────────────────────────────────────────────
+const json = <T>(value: unknown) => value as T;
+
+export const AccessTokenRef = builder.prismaObject("AccessToken", {
+  description: "Metadata of an agent access token; the secret itself is never stored or shown again.",
+  fields: (t) => ({
+    tokenId: t.exposeString("tokenId"),
+    prefix: t.exposeString("prefix", { description: "The first characters of the token, to tell tokens apart" }),
+    label: t.exposeString("label", { nullable: true }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    lastUsedAt: t.expose("lastUsedAt", { type: "DateTime", nullable: true }),
+    expiresAt: t.expose("expiresAt", { type: "DateTime", nullable: true }),
+    revokedAt: t.expose("revokedAt", { type: "DateTime", nullable: true }),
+  }),
+});
+
+builder.prismaObject("ReviewEvent", {
+  name: "TimelineEvent",
+  fields: (t) => ({
+    at: t.expose("at", { type: "DateTime" }),
+    kind: t.field({ type: TimelineKind, resolve: (e) => e.kind as (typeof TIMELINE_KINDS)[number] }),
+    actor: t.string({
+      description: "Who did it: `agent:<code>`, `reviewer:<subject>` (just `reviewer` for the public) or `system`",
+      resolve: (e, _args, ctx) => shownActor(ctx.viewer, e.providerId, e.actor),
+    }),
+    note: t.string({
+      nullable: true,
+      description: "Shown to the provider's owner and to reviewers only",
+      resolve: (e, _args, ctx) => (isPrivileged(ctx.viewer, e.providerId) ? e.note : null),
+    }),
+  }),
+});
+
+export const ProviderRef = builder.prismaObject("Provider", {
+  description: "An AI agent's full profile.",
+  fields: (t) => ({
+    providerCode: t.exposeString("providerCode"),
+    name: t.exposeString("name"),
+    summary: t.exposeString("summary"),
+    description: t.exposeString("description", { nullable: true, description: "Markdown" }),
+    labels: t.stringList({ resolve: (p) => json<string[]>(p.labels) }),
+    agentType: t.field({ type: AgentType, resolve: (p) => p.agentType as never }),
+    visibility: t.field({ type: Visibility, resolve: (p) => p.visibility as never }),
+    trustTier: t.field({ type: TrustTier, resolve: (p) => p.trustTier as never }),
+    reviewStage: t.field({ type: ReviewStage, resolve: (p) => p.reviewStage as never }),
+    contactEmail: t.string({
+      nullable: true,
+      description: "Shown to the provider's owner and to reviewers only",
+      resolve: (p, _args, ctx) => (isPrivileged(ctx.viewer, p.id) ? p.contactEmail : null),
+    }),
+    capabilities: t.field({ type: [CapabilityRef], resolve: (p) => json<Capability[]>(p.capabilities) }),
+    models: t.field({ type: [ModelRef], resolve: (p) => json<Model[]>(p.models) }),
+    tools: t.field({ type: [ToolRef], resolve: (p) => json<Tool[]>(p.tools) }),
+    endpoint: t.field({ type: EndpointRef, resolve: (p) => json<Endpoint>(p.endpoint) }),
+    policy: t.field({ type: PolicyRef, nullable: true, resolve: (p) => json<Policy | null>(p.policy) }),
+    roles: t.field({ type: [RoleRef], resolve: (p) => json<Role[]>(p.roles) }),
+    tokens: t.field({
+      type: [AccessTokenRef],
+      nullable: true,
+      description: "Token metadata; shown to the provider's owner and to reviewers only, null for others",
+      // Loaded with the profile in the same query; who may see it is decided on the row.
+      select: (_args, _ctx, nested) => ({ tokens: nested({ orderBy: { id: "asc" } }) }),
+      resolve: (p, _args, ctx) => (isPrivileged(ctx.viewer, p.id) ? p.tokens : null),
+    }),
+    reviewTimeline: t.relation("events", {
+      description: "Review events, oldest first",
+      query: { orderBy: { id: "asc" } },
+    }),
+    version: t.exposeInt("version", { description: "The current profile version; 1 after intake" }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    updatedAt: t.expose("updatedAt", { type: "DateTime" }),
+  }),
+});
+
+export const ProviderSummaryRef = builder.objectRef<SummaryRow>("ProviderSummary").implement({
+  description: "The list form of a provider: what filters and cards need, nothing that costs a query per row.",
+  fields: (t) => ({
+    providerCode: t.exposeString("providerCode"),
+    name: t.exposeString("name"),
+    summary: t.exposeString("summary"),
+    agentType: t.field({ type: AgentType, resolve: (p) => p.agentType as never }),
+    visibility: t.field({ type: Visibility, resolve: (p) => p.visibility as never }),
+    trustTier: t.field({ type: TrustTier, resolve: (p) => p.trustTier as never }),
+    reviewStage: t.field({ type: ReviewStage, resolve: (p) => p.reviewStage as never }),
+    labels: t.stringList({ resolve: (p) => json<string[]>(p.labels) }),
+    endpoint: t.field({ type: EndpointSummaryRef, resolve: (p) => json<Endpoint>(p.endpoint) }),
+    updatedAt: t.expose("updatedAt", { type: "DateTime" }),
+  }),
+});
+
+export const ProviderPageRef = builder
+  .objectRef<{ items: SummaryRow[]; nextCursor: string | null }>("ProviderPage")
+  .implement({
+    fields: (t) => ({
+      items: t.field({ type: [ProviderSummaryRef], resolve: (p) => p.items }),
+      nextCursor: t.exposeString("nextCursor", { nullable: true, description: "null on the last page" }),
+    }),
+  });
+
+/** What every intake answers, whatever it was made from (createProvider, importProvider). */
+export interface IntakeAnswer {
+  providerId: number;
+  providerCode: string;
+  reviewCode: string;
+  accessToken: string | null;
+  notice?: string | null;
+}
+
+export const IntakeAnswerRef = builder.interfaceRef<IntakeAnswer>("IntakeAnswer").implement({
+  description: "What an intake answers: its codes, the agent's token (once) and the profile.",
+  fields: (t) => ({
+    providerCode: t.exposeString("providerCode"),
+    reviewCode: t.exposeString("reviewCode"),
+    accessToken: t.exposeString("accessToken", {
+      nullable: true,
+      description:
+        "The agent's access token in plaintext. Shown this once only; keep it secret. Null only when this answer replays an earlier intake (Idempotency-Key): see notice.",
+    }),
+    notice: t.string({
+      nullable: true,
+      description:
+        "Null, except when this answer replays the intake first made with the same Idempotency-Key: then it says so and why accessToken is null.",
+      resolve: (r) => r.notice ?? null,
+    }),
+    provider: t.prismaField({
+      type: ProviderRef,
+      resolve: (query, result, _args, ctx) =>
+        ctx.db.provider.findUniqueOrThrow({ ...query, where: { id: result.providerId } }),
+    }),
+  }),
+});
+
+export const IntakeResultRef = builder.objectRef<IntakeAnswer>("IntakeResult").implement({
+  description: "The answer to an intake.",
+  interfaces: [IntakeAnswerRef],
+  isTypeOf: (answer) => !("mapped" in (answer as object)),
+});
+
+/** The owner-settable fields as GraphQL arguments; `required` names those an intake must carry. */
+export function profileArgs(t: Parameters<Parameters<typeof builder.mutationField>[1]>[0], required: boolean) {
+  return {
+    name: t.arg.string({ required, description: "Display name, 1–120 characters" }),
+    summary: t.arg.string({ required, description: "One line, 1–280 characters" }),
+    description: t.arg.string({ description: "Markdown, at most 10 000 characters" }),
+    labels: t.arg.stringList({ description: "At most 20; each 1–40 of a-z 0-9 . _ - (lower-cased, de-duplicated)" }),
+    agentType: t.arg({ type: AgentType, required }),
+    visibility: t.arg({ type: Visibility, description: "Default PUBLIC" }),
+    contactEmail: t.arg.string({ required, description: "Shown only to the owner and reviewers" }),
+    capabilities: t.arg({ type: [CapabilityInput], description: "At most 50; `key` unique" }),
+    models: t.arg({ type: [ModelInput], description: "At most 20" }),
+    tools: t.arg({ type: [ToolInput], description: "At most 100; `name` unique" }),
+    endpoint: t.arg({ type: EndpointInput, required }),
+    policy: t.arg({ type: PolicyInput }),
+    roles: t.arg({ type: [RoleInput], description: "At most 20" }),
+  };
+}
