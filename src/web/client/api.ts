@@ -3,23 +3,20 @@
  * back as `ApiError` carrying the RFC 9457 problem (or a network/timeout problem made up here),
  * so every page can show what went wrong.
  */
+import type { Schemas } from "./types.ts";
 
 export const API_BASE = "/api/v1";
 const DEFAULT_TIMEOUT_MS = 20_000;
 
-export interface FieldError {
-  path: string;
-  message: string;
-}
+/** A field at fault: an item of a problem's `errors`, or one the intake form's own validation names. */
+export type FieldError = Pick<NonNullable<Schemas["Problem"]["errors"]>[number], "path" | "message">;
 
-export interface Problem {
-  type?: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: string;
-  errors?: FieldError[];
-}
+/**
+ * The API's problem document, or one made up here for an answer that is not one: no network
+ * (`NETWORK`), no answer in time (`TIMEOUT`), an error status without a problem (`ERROR`).
+ */
+export type Problem = Omit<Schemas["Problem"], "type" | "code"> &
+  Partial<Pick<Schemas["Problem"], "type">> & { code: Schemas["Problem"]["code"] | "NETWORK" | "TIMEOUT" | "ERROR" };
 
 export class ApiError extends Error {
   readonly problem: Problem;
@@ -31,7 +28,7 @@ export class ApiError extends Error {
   get status(): number {
     return this.problem.status;
   }
-  get code(): string {
+  get code(): Problem["code"] {
     return this.problem.code;
   }
 }

@@ -7,19 +7,16 @@
  * one operation at a time.
  */
 
+import type { PatchOperation } from "./types.ts";
+
+/** One RFC 6902 operation as the API answers it (members an operation does not use are null). */
+export type { PatchOperation };
+
 export interface Change {
   path: string;
   kind: "added" | "removed" | "changed";
   before: unknown;
   after: unknown;
-}
-
-/** One RFC 6902 operation as the API answers it (members an operation does not use are null). */
-export interface PatchOperation {
-  op: "add" | "remove" | "replace" | "move" | "copy" | "test";
-  path: string;
-  from?: string | null;
-  value?: unknown;
 }
 
 type Container = Record<string, unknown> | unknown[];

@@ -1,149 +1,46 @@
-/** The shapes of /api/v1 answers the pages read (see /openapi.json). */
+/**
+ * The shapes of /api/v1 answers the pages read: names for types of api.types.ts, which
+ * `npm run api:types` generates from the served OpenAPI document (/openapi.json). Nothing here
+ * lists fields, so a field the API changes is a type error in the page that reads it.
+ */
+import type { components, paths } from "./api.types.ts";
 
-/** A provider's lifecycle, on summaries and profiles. */
-export interface Lifecycle {
-  lifecycle: "ACTIVE" | "DEPRECATED" | "RETIRED";
-  lifecycleMessage: string | null;
-  successorCode: string | null;
-}
+export type Schemas = components["schemas"];
 
-export interface ProviderSummary extends Lifecycle {
-  providerCode: string;
-  name: string;
-  summary: string;
-  agentType: string;
-  visibility: string;
-  trustTier: string;
-  reviewStage: string;
-  labels: string[];
-  endpoint: { protocol: string };
-  updatedAt: string;
-}
+type Method = "get" | "post" | "put" | "patch" | "delete";
+type Operation<P extends keyof paths, M extends Method> = NonNullable<paths[P][M]>;
+/**
+ * The JSON body of a route's success answer (its 200 or 201). `unknown` (never `never`, which any
+ * property access would pass) for a route without one, so a page that reads it does not compile.
+ */
+export type Answer<P extends keyof paths, M extends Method = "get"> =
+  Operation<P, M> extends { responses: infer R }
+    ? R[Extract<keyof R, 200 | 201>] extends { content: { "application/json": infer T } }
+      ? T
+      : unknown
+    : unknown;
+/** A route's query parameters, by name (none for a route without). */
+export type Query<P extends keyof paths, M extends Method = "get"> = NonNullable<
+  Operation<P, M> extends { parameters: { query?: infer Q } } ? Q : unknown
+>;
 
-export interface Page<T> {
-  items: T[];
-  nextCursor: string | null;
-}
+// The answers, route by route.
+export type ProviderPage = Answer<"/api/v1/providers">;
+export type IntakeResult = Answer<"/api/v1/providers", "post">;
+export type Provider = Answer<"/api/v1/providers/{providerCode}">;
+export type VersionPage = Answer<"/api/v1/providers/{providerCode}/versions">;
+export type Version = Answer<"/api/v1/providers/{providerCode}/versions/{version}">;
+export type VersionDiff = Answer<"/api/v1/providers/{providerCode}/versions/{from}/diff/{to}">;
+export type ReviewPage = Answer<"/api/v1/reviews/queue">;
 
-export interface Capability {
-  key: string;
-  name: string;
-  description: string | null;
-  tags: string[];
-  inputModes: string[];
-  outputModes: string[];
-}
-
-export interface Model {
-  vendor: string;
-  model: string;
-  role: string;
-  contextWindow: number | null;
-}
-
-export interface Tool {
-  name: string;
-  kind: string;
-  description: string | null;
-  scopes: string[];
-}
-
-export interface Endpoint {
-  url: string;
-  protocol: string;
-  authScheme: string;
-  healthUrl: string | null;
-}
-
-export interface Policy {
-  dataRetentionDays: number | null;
-  humanOversight: string;
-  allowedUseCases: string[];
-  prohibitedUseCases: string[];
-  termsUrl: string | null;
-  privacyUrl: string | null;
-}
-
-export interface Role {
-  subject: string;
-  role: string;
-}
-
-export interface TokenInfo {
-  tokenId: string;
-  prefix: string;
-  label: string | null;
-  createdAt: string;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
-  revokedAt: string | null;
-}
-
-export interface TimelineEvent {
-  at: string;
-  kind: string;
-  actor: string;
-  note: string | null;
-}
-
+// What those answers hold.
+export type ProviderSummary = ProviderPage["items"][number];
+export type VersionSummary = VersionPage["items"][number];
 /** The owner-editable part of a profile (what a version snapshot holds). */
-export interface Snapshot {
-  name: string;
-  summary: string;
-  description: string | null;
-  labels: string[];
-  agentType: string;
-  visibility: string;
-  contactEmail: string | null;
-  capabilities: Capability[];
-  models: Model[];
-  tools: Tool[];
-  endpoint: Endpoint;
-  policy: Policy | null;
-  roles: Role[];
-}
-
-export interface Provider extends Snapshot, Lifecycle {
-  providerCode: string;
-  /** Providers naming this one as their successor. */
-  predecessors: string[];
-  trustTier: string;
-  reviewStage: string;
-  tokens: TokenInfo[] | null;
-  reviewTimeline: TimelineEvent[];
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface VersionSummary {
-  providerCode: string;
-  version: number;
-  createdAt: string;
-  actor: string;
-  changedFields: string[];
-}
-
-export interface Version extends VersionSummary {
-  snapshot: Snapshot;
-}
-
-export interface Review {
-  reviewCode: string;
-  providerCode: string;
-  providerName: string;
-  kind: string;
-  status: string;
-  priority: string;
-  assignedTo: string | null;
-  createdAt: string;
-  updatedAt: string;
-  decidedAt: string | null;
-}
-
-export interface IntakeResult {
-  providerCode: string;
-  reviewCode: string;
-  accessToken: string;
-  provider: Provider;
-}
+export type Snapshot = Version["snapshot"];
+export type Review = ReviewPage["items"][number];
+export type PatchOperation = VersionDiff[number];
+/** A provider's lifecycle, on summaries and profiles. */
+export type Lifecycle = Pick<ProviderSummary, "lifecycle" | "lifecycleMessage" | "successorCode">;
+export type ReviewStage = Schemas["ReviewStage"];
+export type TrustTier = Schemas["TrustTier"];

@@ -4,6 +4,7 @@
  */
 import { ApiError } from "./api.ts";
 import { type Child, h, replace, uid } from "./dom.ts";
+import type { ReviewStage, TrustTier } from "./types.ts";
 
 /** Values whose words are names or acronyms, not plain words. */
 const SPELLED: Record<string, string> = {
@@ -50,7 +51,7 @@ export function badge(text: string, tone = "neutral", title?: string): HTMLEleme
   return h("span", { class: `badge badge-${tone}`, title: title ?? null }, text);
 }
 
-const STAGE_TONE: Record<string, string> = {
+const STAGE_TONE: Record<ReviewStage, string> = {
   APPROVED: "good",
   SUBMITTED: "info",
   IN_REVIEW: "info",
@@ -58,10 +59,11 @@ const STAGE_TONE: Record<string, string> = {
   REJECTED: "bad",
   SUSPENDED: "bad",
 };
-const TIER_TONE: Record<string, string> = { OFFICIAL: "strong", TRUSTED: "good", VERIFIED: "good" };
+const TIER_TONE: Partial<Record<TrustTier, string>> = { OFFICIAL: "strong", TRUSTED: "good", VERIFIED: "good" };
 
-export const stageBadge = (stage: string) => badge(humanize(stage), STAGE_TONE[stage] ?? "neutral", "Review stage");
-export const tierBadge = (tier: string) => badge(humanize(tier), TIER_TONE[tier] ?? "neutral", "Trust tier");
+export const stageBadge = (stage: ReviewStage) =>
+  badge(humanize(stage), STAGE_TONE[stage] ?? "neutral", "Review stage");
+export const tierBadge = (tier: TrustTier) => badge(humanize(tier), TIER_TONE[tier] ?? "neutral", "Trust tier");
 
 /** The status line of a region: progress while loading, then a short message. Polite live region. */
 export class Status {

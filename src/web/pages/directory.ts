@@ -8,7 +8,7 @@ import { ApiError, isAbort, query, readAsViewer } from "../client/api.ts";
 import { h, mainElement, replace } from "../client/dom.ts";
 import { AGENT_TYPES, REVIEW_STAGES, TRUST_TIERS, VISIBILITIES } from "../client/enums.ts";
 import { lifecycleBadge, lifecycleNotice } from "../client/lifecycle.ts";
-import type { Page, ProviderSummary } from "../client/types.ts";
+import type { ProviderPage, ProviderSummary, Query } from "../client/types.ts";
 import {
   badge,
   debounce,
@@ -24,7 +24,16 @@ import {
 } from "../client/ui.ts";
 
 const PAGE_SIZE = 20;
-const FILTERS = ["search", "agentType", "visibility", "trustTier", "reviewStage", "labels", "includeRetired"] as const;
+/** The filters: query parameters of GET /api/v1/providers, by the same names. */
+const FILTERS = [
+  "search",
+  "agentType",
+  "visibility",
+  "trustTier",
+  "reviewStage",
+  "labels",
+  "includeRetired",
+] as const satisfies readonly (keyof Query<"/api/v1/providers">)[];
 type Filter = (typeof FILTERS)[number];
 
 const main = mainElement();
@@ -229,7 +238,7 @@ async function load(): Promise<void> {
   status.loading("Loading agents…", 0);
   try {
     const path = `/providers${query({ ...values, limit: PAGE_SIZE, cursor: cursors[pageIndex] })}`;
-    const { data, asReviewer, droppedToken } = await readAsViewer<Page<ProviderSummary>>(path, {
+    const { data, asReviewer, droppedToken } = await readAsViewer<ProviderPage>(path, {
       signal: controller.signal,
     });
     if (controller.signal.aborted) return;

@@ -571,14 +571,14 @@ async function send(): Promise<void> {
 
 // ---------------------------------------------------------------- success: the token, once
 
-function showResult(result: IntakeResult): void {
-  setTitle("Agent submitted");
+/** The access token, to copy now: the registry never shows it again. */
+function tokenBox(accessToken: string): HTMLElement {
   const tokenField = h("input", {
     id: "access-token",
     class: "token",
     type: "text",
     readonly: true,
-    value: result.accessToken,
+    value: accessToken,
     spellcheck: false,
     autocomplete: "off",
   });
@@ -586,7 +586,7 @@ function showResult(result: IntakeResult): void {
   const copy = h("button", { type: "button", class: "button primary" }, "Copy token");
   copy.addEventListener("click", async () => {
     try {
-      await navigator.clipboard.writeText(result.accessToken);
+      await navigator.clipboard.writeText(accessToken);
       copied.message("Copied to the clipboard.");
     } catch {
       tokenField.select();
@@ -595,6 +595,25 @@ function showResult(result: IntakeResult): void {
       );
     }
   });
+  return h(
+    "div",
+    { class: "token-box" },
+    h("label", { for: "access-token" }, "Access token"),
+    h("div", { class: "token-row" }, tokenField, copy),
+    copied.element,
+    h(
+      "p",
+      { class: "notice warning", role: "note" },
+      h("strong", null, "Copy this token now: it will not be shown again. "),
+      "The registry keeps only a fingerprint of it and cannot recover it. Send it as ",
+      h("code", null, "Authorization: Bearer <token>"),
+      " to update your profile; keep it secret like a password.",
+    ),
+  );
+}
+
+function showResult(result: IntakeResult): void {
+  setTitle("Agent submitted");
   const profile = `/providers/${encodeURIComponent(result.providerCode)}`;
   const done = h(
     "section",
@@ -609,21 +628,15 @@ function showResult(result: IntakeResult): void {
       h("dt", null, "Review code"),
       h("dd", null, h("strong", { id: "result-review" }, result.reviewCode)),
     ),
-    h(
-      "div",
-      { class: "token-box" },
-      h("label", { for: "access-token" }, "Access token"),
-      h("div", { class: "token-row" }, tokenField, copy),
-      copied.element,
-      h(
-        "p",
-        { class: "notice warning", role: "note" },
-        h("strong", null, "Copy this token now: it will not be shown again. "),
-        "The registry keeps only a fingerprint of it and cannot recover it. Send it as ",
-        h("code", null, "Authorization: Bearer <token>"),
-        " to update your profile; keep it secret like a password.",
-      ),
-    ),
+    // The token is null only when the answer replays an earlier intake (an Idempotency-Key, which
+    // this form does not send); the answer's notice then says why.
+    result.accessToken
+      ? tokenBox(result.accessToken)
+      : h(
+          "p",
+          { class: "notice warning", role: "note" },
+          result.notice ?? "This answer carries no access token: it was shown when the agent was first submitted.",
+        ),
     h(
       "p",
       null,

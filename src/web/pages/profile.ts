@@ -4,10 +4,18 @@
  * this tab sees what reviewers see (contact, tokens, notes, private agents).
  */
 import { ApiError, isAbort, query, readAsViewer, reviewerToken } from "../client/api.ts";
-import { type Change, type PatchOperation, patchChanges } from "../client/diff.ts";
+import { type Change, patchChanges } from "../client/diff.ts";
 import { type Child, h, mainElement, replace, uid } from "../client/dom.ts";
 import { lifecycleBadge, lifecycleNotice } from "../client/lifecycle.ts";
-import type { Page, Provider, Snapshot, Version, VersionSummary } from "../client/types.ts";
+import type {
+  PatchOperation,
+  Provider,
+  Snapshot,
+  Version,
+  VersionDiff,
+  VersionPage,
+  VersionSummary,
+} from "../client/types.ts";
 import { badge, errorBox, humanize, Status, setTitle, stageBadge, tierBadge, time } from "../client/ui.ts";
 
 const main = mainElement();
@@ -55,7 +63,7 @@ function list(items: string[], empty = "None"): Child {
 }
 
 /** An external address, shown as text with a link that leaves the registry (never fetched by the page). */
-function external(url: string | null): Child {
+function external(url: string | null | undefined): Child {
   if (!url) return null;
   return h("a", { href: url, rel: "noopener noreferrer nofollow", class: "url" }, url);
 }
@@ -104,6 +112,9 @@ function actor(value: string): string {
 
 function render(p: Provider, asReviewer: boolean): HTMLElement[] {
   setTitle(p.name);
+  // Shown to reviewers and the owner only: null (or absent) for everyone else.
+  const contactEmail = p.contactEmail ?? null;
+  const tokenList = p.tokens ?? null;
   const head = h(
     "header",
     { class: "profile-head" },
@@ -159,8 +170,8 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
     ["tools", "Tools"],
     ["policy", "Usage policy"],
     ["roles", "People and roles"],
-    ...(p.contactEmail !== null ? ([["contact", "Contact"]] as [string, string][]) : []),
-    ...(p.tokens !== null ? ([["tokens", "Access tokens"]] as [string, string][]) : []),
+    ...(contactEmail !== null ? ([["contact", "Contact"]] as [string, string][]) : []),
+    ...(tokenList !== null ? ([["tokens", "Access tokens"]] as [string, string][]) : []),
     ["timeline", "Review timeline"],
     ["versions", "Version history"],
   ];
@@ -259,7 +270,7 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
     p.policy
       ? facts([
           ["Human oversight", humanize(p.policy.humanOversight)],
-          ["Data retention", p.policy.dataRetentionDays === null ? "Not stated" : `${p.policy.dataRetentionDays} days`],
+          ["Data retention", p.policy.dataRetentionDays == null ? "Not stated" : `${p.policy.dataRetentionDays} days`],
           ["Allowed use cases", list(p.policy.allowedUseCases, "Not stated")],
           ["Prohibited use cases", list(p.policy.prohibitedUseCases, "Not stated")],
           ["Terms", external(p.policy.termsUrl) ?? "—"],
@@ -281,20 +292,20 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
   );
 
   const contact =
-    p.contactEmail !== null
-      ? section("contact", "Contact", facts([["Email", h("a", { href: `mailto:${p.contactEmail}` }, p.contactEmail)]]))
+    contactEmail !== null
+      ? section("contact", "Contact", facts([["Email", h("a", { href: `mailto:${contactEmail}` }, contactEmail)]]))
       : null;
 
   const tokens =
-    p.tokens !== null
+    tokenList !== null
       ? section(
           "tokens",
           "Access tokens",
-          p.tokens.length
+          tokenList.length
             ? table(
                 "Access tokens",
                 ["Prefix", "Label", "Created", "Last used", "Expires", "Revoked"],
-                p.tokens.map((t) => [
+                tokenList.map((t) => [
                   h("code", null, `${t.prefix}…`),
                   t.label ?? "—",
                   time(t.createdAt),
@@ -453,7 +464,7 @@ function versionItem(v: VersionSummary): HTMLElement {
         // The server computes the changes (a JSON Patch); the earlier snapshot gives the "before" column.
         const [before, patch] = await Promise.all([
           snapshot(v.version - 1),
-          readAsViewer<PatchOperation[]>(`/providers/${encoded}/versions/${v.version - 1}/diff/${v.version}`).then(
+          readAsViewer<VersionDiff>(`/providers/${encoded}/versions/${v.version - 1}/diff/${v.version}`).then(
             (r) => r.data,
           ),
         ]);
@@ -492,11 +503,9 @@ function versionsSection(): HTMLElement {
     more.disabled = true;
     versionStatus.loading("Loading versions…", 0);
     try {
-      const { data } = await readAsViewer<Page<VersionSummary>>(
-        `/providers/${encoded}/versions${query({ limit: 20, cursor })}`,
-      );
+      const { data } = await readAsViewer<VersionPage>(`/providers/${encoded}/versions${query({ limit: 20, cursor })}`);
       items.append(...data.items.map(versionItem));
-      cursor = data.nextCursor;
+      cursor = data.nextCursor ?? null;
       more.hidden = !cursor;
       versionStatus.clear();
     } catch (error) {

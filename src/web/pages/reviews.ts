@@ -7,7 +7,7 @@
 import { ApiError, api, isAbort, jwtClaims, query, reviewerToken, setReviewerToken } from "../client/api.ts";
 import { h, mainElement, replace, uid } from "../client/dom.ts";
 import { ACTIVE_STATUSES, PRIORITIES, TRUST_TIERS } from "../client/enums.ts";
-import type { Page, Review } from "../client/types.ts";
+import type { Query, Review, ReviewPage } from "../client/types.ts";
 import { badge, debounce, describeError, errorBox, field, humanize, options, Status, time } from "../client/ui.ts";
 
 const main = mainElement();
@@ -72,7 +72,7 @@ function signIn(notice?: string): void {
     button.disabled = true;
     button.textContent = "Checking…";
     try {
-      await api<Page<Review>>("GET", `/reviews/queue${query({ limit: 1 })}`, { token });
+      await api<ReviewPage>("GET", `/reviews/queue${query({ limit: 1 })}`, { token });
       setReviewerToken(token);
       dashboard(token);
     } catch (e) {
@@ -197,18 +197,19 @@ function dashboard(token: string): void {
   let inflight: AbortController | undefined;
   let cursor: string | null = null;
 
-  function params(): Record<string, string> {
+  /** The filters: query parameters of GET /api/v1/reviews/queue ("" for none). */
+  function params() {
     return {
       status: statusFilter.value,
       priority: priorityFilter.value,
       assignedTo: assignedFilter.value.trim(),
       providerCode: providerFilter.value.trim(),
       search: searchFilter.value.trim(),
-    };
+    } satisfies Partial<Record<keyof Query<"/api/v1/reviews/queue">, string>>;
   }
 
-  async function fetchPage(after: string | null, limit: number, signal: AbortSignal): Promise<Page<Review>> {
-    return api<Page<Review>>("GET", `/reviews/queue${query({ ...params(), limit, cursor: after })}`, { token, signal });
+  async function fetchPage(after: string | null, limit: number, signal: AbortSignal): Promise<ReviewPage> {
+    return api<ReviewPage>("GET", `/reviews/queue${query({ ...params(), limit, cursor: after })}`, { token, signal });
   }
 
   async function load(append: boolean, focusAfter?: string): Promise<void> {
@@ -225,7 +226,7 @@ function dashboard(token: string): void {
       if (sort === "priority") {
         const page = await fetchPage(append ? cursor : null, PAGE_SIZE, controller.signal);
         items = page.items;
-        next = page.nextCursor;
+        next = page.nextCursor ?? null;
         sortNote.textContent = "";
       } else {
         // The API orders by priority; other orders are made here, over the first SORT_WINDOW items.
@@ -234,7 +235,7 @@ function dashboard(token: string): void {
         do {
           const page = await fetchPage(next, 100, controller.signal);
           items.push(...page.items);
-          next = page.nextCursor;
+          next = page.nextCursor ?? null;
         } while (next && items.length < SORT_WINDOW);
         const by = (k: "createdAt" | "updatedAt", dir: 1 | -1) => (a: Review, b: Review) =>
           dir * a[k].localeCompare(b[k]);
