@@ -1,10 +1,6 @@
-/** Error answers under /api/v1 (API.md §5): problem+json with one Content-Type, the right code, nothing internal. */
-import { afterEach, describe, expect, jest, test } from "@jest/globals";
-import { app, call, db, expectProblem, intake, intakeBody, uniqueCode } from "../helpers.ts";
-
-afterEach(() => {
-  jest.restoreAllMocks();
-});
+/** What only REST does for errors (the shared codes and masking are tests/features/errors.test.ts): unknown routes, 405 with Allow, problem+json with one Content-Type, body limits. */
+import { describe, expect, test } from "@jest/globals";
+import { app, call, expectProblem, intake, intakeBody, uniqueCode } from "../helpers.ts";
 
 /** Nothing of the machinery leaks into an error body. */
 function expectNothingInternal(text: string) {
@@ -75,20 +71,6 @@ describe("one Content-Type", () => {
       );
       expectNothingInternal(answer.text);
     }
-  });
-});
-
-describe("masked internal errors", () => {
-  test("an unexpected failure is a 500 INTERNAL that says nothing of it", async () => {
-    jest
-      .spyOn(db.provider, "findMany")
-      .mockRejectedValueOnce(
-        new Error('SQLITE_ERROR: near "SELECT * FROM providers" at /work/main/src/providers/provider.schema.ts:1:1'),
-      );
-    const answer = await call("GET", "/api/v1/providers?limit=1");
-    expectProblem(answer, 500, "INTERNAL");
-    expect(answer.body.detail).toBe("An unexpected error occurred");
-    expectNothingInternal(answer.text);
   });
 });
 
