@@ -187,16 +187,36 @@ builder.prismaObject("ReviewEvent", {
   }),
 });
 
+/** A field builder of any object type: what the owner-settable fields are declared on. */
+type FieldBuilder = Parameters<Parameters<typeof builder.objectFields>[1]>[0];
+
+/**
+ * The owner-settable fields as output, declared once for the profile and for a version's snapshot,
+ * which hold them by the same names. `contactEmail` is declared by each: who may see it differs.
+ */
+export function ownerFields(t: FieldBuilder) {
+  const of = (parent: unknown) => parent as Profile;
+  return {
+    name: t.string({ resolve: (p) => of(p).name }),
+    summary: t.string({ resolve: (p) => of(p).summary }),
+    description: t.string({ nullable: true, description: "Markdown", resolve: (p) => of(p).description ?? null }),
+    labels: t.stringList({ resolve: (p) => of(p).labels }),
+    agentType: t.field({ type: AgentType, resolve: (p) => of(p).agentType }),
+    visibility: t.field({ type: Visibility, resolve: (p) => of(p).visibility }),
+    capabilities: t.field({ type: [CapabilityRef], resolve: (p) => of(p).capabilities }),
+    models: t.field({ type: [ModelRef], resolve: (p) => of(p).models }),
+    tools: t.field({ type: [ToolRef], resolve: (p) => of(p).tools }),
+    endpoint: t.field({ type: EndpointRef, resolve: (p) => of(p).endpoint }),
+    policy: t.field({ type: PolicyRef, nullable: true, resolve: (p) => of(p).policy ?? null }),
+    roles: t.field({ type: [RoleRef], resolve: (p) => of(p).roles }),
+  };
+}
+
 export const ProviderRef = builder.prismaObject("Provider", {
   description: "An AI agent's full profile.",
   fields: (t) => ({
     providerCode: t.exposeString("providerCode"),
-    name: t.exposeString("name"),
-    summary: t.exposeString("summary"),
-    description: t.exposeString("description", { nullable: true, description: "Markdown" }),
-    labels: t.stringList({ resolve: (p) => json<string[]>(p.labels) }),
-    agentType: t.field({ type: AgentType, resolve: (p) => p.agentType as never }),
-    visibility: t.field({ type: Visibility, resolve: (p) => p.visibility as never }),
+    ...ownerFields(t as unknown as FieldBuilder),
     trustTier: t.field({ type: TrustTier, resolve: (p) => p.trustTier as never }),
     reviewStage: t.field({ type: ReviewStage, resolve: (p) => p.reviewStage as never }),
     contactEmail: t.string({
@@ -204,12 +224,6 @@ export const ProviderRef = builder.prismaObject("Provider", {
       description: "Shown to the provider's owner and to reviewers only",
       resolve: (p, _args, ctx) => (isPrivileged(ctx.viewer, p.id) ? p.contactEmail : null),
     }),
-    capabilities: t.field({ type: [CapabilityRef], resolve: (p) => json<Capability[]>(p.capabilities) }),
-    models: t.field({ type: [ModelRef], resolve: (p) => json<Model[]>(p.models) }),
-    tools: t.field({ type: [ToolRef], resolve: (p) => json<Tool[]>(p.tools) }),
-    endpoint: t.field({ type: EndpointRef, resolve: (p) => json<Endpoint>(p.endpoint) }),
-    policy: t.field({ type: PolicyRef, nullable: true, resolve: (p) => json<Policy | null>(p.policy) }),
-    roles: t.field({ type: [RoleRef], resolve: (p) => json<Role[]>(p.roles) }),
     tokens: t.field({
       type: [AccessTokenRef],
       nullable: true,

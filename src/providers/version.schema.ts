@@ -8,17 +8,7 @@ import type { Prisma } from "../generated/prisma/client.ts";
 import { decodeCursor, page, pageSize } from "../pagination.ts";
 import type { LifecycleState } from "./provider.lifecycle.ts";
 import type { Profile } from "./provider.rules.ts";
-import {
-  AgentType,
-  CapabilityRef,
-  EndpointRef,
-  LifecycleEnum,
-  ModelRef,
-  PolicyRef,
-  RoleRef,
-  ToolRef,
-  Visibility,
-} from "./provider.types.ts";
+import { LifecycleEnum, ownerFields } from "./provider.types.ts";
 import { assertVisible, isPrivileged, shownActor } from "./provider.visibility.ts";
 
 type VersionRow = Prisma.ProviderVersionGetPayload<{ include: { provider: { select: { providerCode: true } } } }>;
@@ -26,22 +16,11 @@ type VersionRow = Prisma.ProviderVersionGetPayload<{ include: { provider: { sele
 const ProfileSnapshotRef = builder.objectRef<Profile>("ProfileSnapshot").implement({
   description: "The owner-editable part of a profile as it stood after a version.",
   fields: (t) => ({
-    name: t.exposeString("name"),
-    summary: t.exposeString("summary"),
-    description: t.exposeString("description", { nullable: true }),
-    labels: t.exposeStringList("labels"),
-    agentType: t.expose("agentType", { type: AgentType }),
-    visibility: t.expose("visibility", { type: Visibility }),
+    ...ownerFields(t as unknown as Parameters<typeof ownerFields>[0]),
     contactEmail: t.exposeString("contactEmail", {
       nullable: true,
       description: "Shown to the provider's owner and to reviewers only",
     }),
-    capabilities: t.field({ type: [CapabilityRef], resolve: (s) => s.capabilities }),
-    models: t.field({ type: [ModelRef], resolve: (s) => s.models }),
-    tools: t.field({ type: [ToolRef], resolve: (s) => s.tools }),
-    endpoint: t.field({ type: EndpointRef, resolve: (s) => s.endpoint }),
-    policy: t.field({ type: PolicyRef, nullable: true, resolve: (s) => s.policy }),
-    roles: t.field({ type: [RoleRef], resolve: (s) => s.roles }),
     // The lifecycle, kept in a snapshot only while it is not ACTIVE (provider.lifecycle.ts).
     lifecycle: t.field({
       type: LifecycleEnum,

@@ -31,7 +31,9 @@ const shape = fc.record({
   deprecated: fc.boolean(),
 });
 
-async function providerOf(s: fc.Infer<typeof shape>, successor: string): Promise<string> {
+type Shape = typeof shape extends fc.Arbitrary<infer T> ? T : never;
+
+async function providerOf(s: Shape, successor: string): Promise<string> {
   const created = await intake({
     description: s.description,
     labels: s.labels,
@@ -63,7 +65,7 @@ describe("raw reads equal Prisma's", () => {
     const successor = await intake();
     await approve(successor.providerCode);
     // Random, but both sides of what varies most are always among them.
-    const [first, second, ...others] = fc.sample(shape, { numRuns: 12 }) as fc.Infer<typeof shape>[];
+    const [first, second, ...others] = fc.sample(shape, { numRuns: 12 }) as Shape[];
     const samples = [
       { ...first!, policy: undefined, deprecated: true },
       { ...second!, policy: { humanOversight: "ALWAYS" as const, dataRetentionDays: 30 }, deprecated: false },

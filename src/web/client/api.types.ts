@@ -609,16 +609,16 @@ export interface components {
       labels: string[];
       agentType: components["schemas"]["AgentType"];
       visibility: components["schemas"]["Visibility"];
-      trustTier: components["schemas"]["TrustTier"];
-      reviewStage: components["schemas"]["ReviewStage"];
-      /** @description Shown to the provider's owner and to reviewers only */
-      contactEmail?: string | null;
       capabilities: components["schemas"]["Capability"][];
       models: components["schemas"]["Model"][];
       tools: components["schemas"]["Tool"][];
       endpoint: components["schemas"]["Endpoint"];
       policy?: components["schemas"]["Policy"] | null;
       roles: components["schemas"]["Role"][];
+      trustTier: components["schemas"]["TrustTier"];
+      reviewStage: components["schemas"]["ReviewStage"];
+      /** @description Shown to the provider's owner and to reviewers only */
+      contactEmail?: string | null;
       /** @description Token metadata; shown to the provider's owner and to reviewers only, null for others */
       tokens?: components["schemas"]["AccessToken"][] | null;
       /** @description Review events, oldest first */
@@ -689,18 +689,19 @@ export interface components {
     ProfileSnapshot: {
       name: string;
       summary: string;
+      /** @description Markdown */
       description?: string | null;
       labels: string[];
       agentType: components["schemas"]["AgentType"];
       visibility: components["schemas"]["Visibility"];
-      /** @description Shown to the provider's owner and to reviewers only */
-      contactEmail?: string | null;
       capabilities: components["schemas"]["Capability"][];
       models: components["schemas"]["Model"][];
       tools: components["schemas"]["Tool"][];
       endpoint: components["schemas"]["Endpoint"];
       policy?: components["schemas"]["Policy"] | null;
       roles: components["schemas"]["Role"][];
+      /** @description Shown to the provider's owner and to reviewers only */
+      contactEmail?: string | null;
       lifecycle: components["schemas"]["Lifecycle"];
       lifecycleMessage?: string | null;
       successorCode?: string | null;
