@@ -78,7 +78,11 @@ export interface SyntheticEvent {
 export interface SyntheticAgent {
   id: number;
   providerCode: string;
-  profile: Record<OwnerField, unknown> & { labels: string[] };
+  /**
+   * The owner fields it fills: a field of another name is a type error here; an optional field the
+   * generator does not know yet is left null, in the row and in the snapshot.
+   */
+  profile: Partial<Record<OwnerField, unknown>> & { labels: string[] };
   trustTier: string;
   reviewStage: string;
   createdAt: number;

@@ -120,7 +120,7 @@ export async function postgresWriter(databaseUrl: string): Promise<Writer> {
         createdAt: iso(a.createdAt),
         actor: `agent:${a.providerCode}`,
         changedFields: SNAPSHOT_FIELDS,
-        snapshot: Object.fromEntries(SNAPSHOT_FIELDS.map((f) => [f, a.profile[f]])),
+        snapshot: Object.fromEntries(SNAPSHOT_FIELDS.map((f) => [f, a.profile[f] ?? null])),
       }));
       const reviews = batch.map(({ id, review: r }) => ({
         id: r.id,

@@ -125,6 +125,6 @@ export function sqliteWriter(databaseUrl: string): Writer {
 
 /** The version snapshot: the owner fields in their fixed order, from the already serialised sections. */
 function snapshotJson(p: SyntheticAgent["profile"], json: Record<string, string | null>): string {
-  const parts = SNAPSHOT_FIELDS.map((f) => `${JSON.stringify(f)}:${json[f] ?? JSON.stringify(p[f])}`);
+  const parts = SNAPSHOT_FIELDS.map((f) => `${JSON.stringify(f)}:${json[f] ?? JSON.stringify(p[f] ?? null)}`);
   return `{${parts.join(",")}}`;
 }
