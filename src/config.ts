@@ -40,7 +40,7 @@ export interface Config {
   drain: DrainConfig;
   /**
    * RESPONSE_CACHE: anonymous GET answers of public resources kept in memory until the next write
-   * (src/http/response.cache.ts). On by default, off in tests (the suites that test it turn it on).
+   * (src/http/cache/). On by default, off in tests (the suites that test it turn it on).
    */
   responseCache: boolean;
   /** RESPONSE_CACHE_KEY_PREFIX: prefix of the cache's shared generation in Redis (replicas of one database share it). */

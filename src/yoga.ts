@@ -12,12 +12,13 @@ import type { Config } from "./config.ts";
 import type { Db } from "./db/client.ts";
 import { apiError, codeOf } from "./errors.ts";
 import { createFeed, useFeed } from "./feed/feed.pubsub.ts";
+import { createResponseCache } from "./http/cache/cache.plugin.ts";
+import { withNodeCache } from "./http/cache/node.front.ts";
 import { useCors } from "./http/cors.ts";
 import { requestIdFor, useHttpEdge } from "./http/edge.plugin.ts";
 import { useErrorCodes, useGraphqlGetParams, useGraphqlPost } from "./http/graphql.http.ts";
 import { useCompiledExecution } from "./http/jit.plugin.ts";
 import { routeOf, writeLogLine } from "./http/request.log.ts";
-import { createResponseCache, withNodeCache } from "./http/response.cache.ts";
 import { useRest } from "./http/rest/rest.plugin.ts";
 import { useValidText } from "./http/text.plugin.ts";
 import { useTransportRoutes } from "./http/transport.plugin.ts";
@@ -55,7 +56,7 @@ export function createApp(
     });
     return apiError("INTERNAL", "Internal server error");
   };
-  // Anonymous answers of public reads, kept until the next write (src/http/response.cache.ts).
+  // Anonymous answers of public reads, kept until the next write (src/http/cache/).
   const cache = createResponseCache({
     enabled: config.responseCache,
     redisUrl: config.redisUrl,

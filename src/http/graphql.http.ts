@@ -6,12 +6,12 @@
  * `onResultProcess`, each stage a promise and a turn of the microtask queue — and that pipeline was
  * the ~55 µs of CPU per request that an uncached profile read over /graphql cost more than the same
  * read as a REST route, which answers from `onRequest`. The common request needs none of
- * it: this runs the same steps on the same objects — Yoga's envelope of plugins for the request (its
- * parse cache, the limits' validation verdicts, the app's context, compiled execution, masked errors,
- * the feed, idempotency and rate limits), and Yoga's own processor of a JSON result, for the media
- * type that Yoga's `Accept` negotiation would choose. Measured side by side (100,000 agents, server on
- * one core, 32 connections, CPU per request from /proc): the uncached profile read over /graphql
- * 343–372 → 269–303 µs, level with the REST route's 284–314 µs.
+ * it: this runs the same steps on the same objects — Yoga's envelope of plugins for the request,
+ * through the operation runner the REST lane shares (operation.runner.ts: its parse cache, the
+ * limits' validation verdicts, the app's context, compiled execution, masked errors, the feed,
+ * idempotency and rate limits), and Yoga's own processor of a JSON result, for the media type that
+ * Yoga's `Accept` negotiation would choose. The uncached profile read over /graphql went from
+ * 343–372 to 269–303 µs of CPU, level with the REST route's.
  *
  * Anything else is left to Yoga, untouched, before anything has run: another method, body type or
  * `Accept` (an event stream), a body that is not a plain `{ query, variables?, operationName? }`, a
@@ -21,11 +21,14 @@
  * `onResultProcess` would not see the requests answered here: none of the app's does, bar the error
  * codes, which this path applies itself.
  */
-import { type ExecutionArgs, type ExecutionResult, GraphQLError, getOperationAST } from "graphql";
-import { type Plugin, processRegularResult, type YogaServerInstance } from "graphql-yoga";
+import { GraphQLError } from "graphql";
+import { type Plugin, processRegularResult } from "graphql-yoga";
 import { badInput, codeOfStatus, isErrorCode } from "../errors.ts";
+import { type OperationParams, type OperationRunner, operationRunner } from "./operation.runner.ts";
 import { graphqlErrorResponse } from "./rest/problem.ts";
 import { bodyText } from "./text.plugin.ts";
+
+/** Yoga's maker of a request's envelope (graphql.limits.ts takes it from here). */
 
 /**
  * The errors of a result carry the contract's code: Yoga's own refusals by their HTTP status (a 405
@@ -115,12 +118,6 @@ function isJsonPost(request: Request): boolean {
   return !!type && JSON_BODY_TYPES.some((t) => type === t || type.startsWith(`${t};`));
 }
 
-interface Params {
-  query: string;
-  variables?: Record<string, unknown> | null;
-  operationName?: string | null;
-}
-
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
@@ -132,7 +129,7 @@ const runnable = (key: string, value: unknown) =>
   (key === "operationName" && typeof value === "string");
 
 /** The body as the params of a request this path runs; undefined for anything Yoga should judge. */
-function paramsOf(text: string): Params | undefined {
+function paramsOf(text: string): OperationParams | undefined {
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -140,32 +137,9 @@ function paramsOf(text: string): Params | undefined {
     return undefined;
   }
   if (!isPlainObject(body) || typeof body.query !== "string") return undefined;
-  return Object.entries(body).every(([key, value]) => runnable(key, value)) ? (body as unknown as Params) : undefined;
-}
-
-/** Yoga's maker of a request's envelope of plugins, as the plugins that run operations themselves hold it. */
-export type GetEnveloped = YogaServerInstance<Record<string, unknown>, Record<string, unknown>>["getEnveloped"];
-type Enveloped = ReturnType<GetEnveloped>;
-
-/**
- * What this path runs for a body: its params, the request's envelope and the parsed document; undefined
- * for anything Yoga should judge. As Yoga's handler of params, the request and its params are set on
- * the context before the envelope is made; parse and validation are Yoga's, cached.
- */
-function planOf(text: string, request: Request, context: Record<string, unknown>, getEnveloped: GetEnveloped) {
-  const params = paramsOf(text);
-  if (!params) return undefined;
-  const run = getEnveloped(Object.assign(context, { request, params }));
-  let document: ReturnType<Enveloped["parse"]>;
-  try {
-    document = run.parse(params.query);
-  } catch {
-    return undefined;
-  }
-  const operation = getOperationAST(document, params.operationName);
-  if (!operation || operation.operation === "subscription") return undefined;
-  if (run.validate(run.schema, document).length > 0) return undefined;
-  return { params, run, document };
+  return Object.entries(body).every(([key, value]) => runnable(key, value))
+    ? (body as unknown as OperationParams)
+    : undefined;
 }
 
 /**
@@ -174,13 +148,13 @@ function planOf(text: string, request: Request, context: Record<string, unknown>
  * as Yoga answers it.
  */
 export function useGraphqlPost(options: { endpoint: string; maskError: (error: unknown) => GraphQLError }): Plugin {
-  let getEnveloped: GetEnveloped | undefined;
+  let runner: OperationRunner | undefined;
   return {
     onYogaInit({ yoga }) {
-      getEnveloped = yoga.getEnveloped as unknown as GetEnveloped;
+      runner = operationRunner(yoga);
     },
     async onRequest({ request, url, serverContext, setRequest, endResponse, fetchAPI }) {
-      if (request.method !== "POST" || url.pathname !== options.endpoint || !getEnveloped) return;
+      if (request.method !== "POST" || url.pathname !== options.endpoint || !runner) return;
       if (!request.body || !isJsonPost(request)) return;
       const mediaType = jsonMediaTypeFor(request.headers.get("accept"));
       if (!mediaType) return;
@@ -190,26 +164,14 @@ export function useGraphqlPost(options: { endpoint: string; maskError: (error: u
       } catch (error) {
         return endResponse(graphqlErrorResponse(error));
       }
-      const plan = planOf(text, request, serverContext as Record<string, unknown>, getEnveloped);
-      if (!plan) {
+      const params = paramsOf(text);
+      const prepared = params && runner.prepare(serverContext as Record<string, unknown>, request, params);
+      if (!prepared) {
         // Yoga reads the body again: it gets a request that holds the body just read.
         const { headers, signal } = request;
         return setRequest(new fetchAPI.Request(request.url, { method: "POST", headers, body: text, signal }));
       }
-      const { params, run, document } = plan;
-      let result: ExecutionResult;
-      try {
-        const contextValue = await run.contextFactory();
-        result = (await run.execute({
-          schema: run.schema,
-          document,
-          contextValue,
-          variableValues: params.variables,
-          operationName: params.operationName,
-        } as ExecutionArgs)) as ExecutionResult;
-      } catch (error) {
-        result = { errors: [options.maskError(error)] };
-      }
+      const result = await runner.run(prepared, options.maskError);
       withErrorCodes(result);
       endResponse(processRegularResult(result, fetchAPI, mediaType));
     },

@@ -22,7 +22,7 @@ import {
 import type { Plugin } from "graphql-yoga";
 import type { GraphqlLimitsConfig } from "../config.ts";
 import { apiError, notFound } from "../errors.ts";
-import type { GetEnveloped } from "../http/graphql.http.ts";
+import type { GetEnveloped } from "../http/operation.runner.ts";
 import { graphqlErrorResponse } from "../http/rest/problem.ts";
 
 /**

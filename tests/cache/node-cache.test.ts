@@ -1,6 +1,6 @@
 /**
  * The response cache in a real server process, where hits are answered before Yoga
- * (src/http/response.cache.ts, `serveNode`, reading a GraphQL POST's body itself): a repeated
+ * (src/http/cache/node.front.ts, reading a GraphQL POST's body itself): a repeated
  * anonymous GraphQL POST whose body is not ASCII is a hit with the same answer, a body one
  * character apart is not served another's answer, and a write empties the cache. A body that comes
  * after its headers, in pieces, is read as it comes and answered alike, and the connection goes on.

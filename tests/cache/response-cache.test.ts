@@ -1,5 +1,5 @@
 /**
- * The response cache (src/http/response.cache.ts): anonymous public reads are answered from memory,
+ * The response cache (src/http/cache/): anonymous public reads are answered from memory,
  * no read after an acknowledged write returns the old data, and private fields are never served
  * from it to someone who may not see them. The oracle is the same app with the cache off, on the
  * same database: after every write, every read of the cached app must equal its answer.

@@ -32,8 +32,8 @@ import { useSofa } from "sofa-api";
 import { SERVICE_VERSION } from "../../config.ts";
 import { ERROR_STATUS, ERROR_TITLE, type ErrorCode } from "../../errors.ts";
 import { JSON_ARGUMENT_SCHEMAS, JSON_FIELD_SCHEMAS } from "../../interop/interop.openapi.ts";
-import { sofaConfig } from "./rest.plugin.ts";
 import { type Auth, pathParams, REST_ROUTES, type RestRoute, restPath } from "./rest.routes.ts";
+import { sofaConfig } from "./sofa.handlers.ts";
 
 type Json = Record<string, unknown>;
 export type OpenApiDocument = Json & { openapi: "3.1.0"; paths: Record<string, Record<string, Json>> };

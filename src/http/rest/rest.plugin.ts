@@ -6,14 +6,11 @@
  * argument's type, a required one must be there, and query parameters are only those the operation takes.
  *
  * The route the guard matched is the one that runs: its request goes straight to the handler SOFA built
- * for it (`sofaHandlers`), not through SOFA's own router (feTS), which would match the path again with
- * URLPattern, copy the whole server context onto a fresh object for each request (the app's context
- * then descended from it) and validate again what the guard has checked — a third of the CPU of an
- * uncached profile read (340–396 → 221–236 µs).
+ * for it, not through SOFA's own router (sofa.handlers.ts, the one module that knows SOFA's insides),
+ * and its operation runs through the app's envelope as a /graphql one does (operation.runner.ts).
  */
 import {
   coerceInputValue,
-  type ExecutionArgs,
   type GraphQLArgument,
   type GraphQLSchema,
   getNamedType,
@@ -21,31 +18,16 @@ import {
   isScalarType,
 } from "graphql";
 import type { Plugin } from "graphql-yoga";
-import { useSofa } from "sofa-api";
 import { apiError, badInput, type FieldError, notFound, unauthenticated } from "../../errors.ts";
 import { READ_ONLY_FIELDS } from "../../providers/provider.rules.ts";
+import { type OperationRunner, operationRunner } from "../operation.runner.ts";
 import { routePattern } from "../request.log.ts";
 import { bodyText } from "../text.plugin.ts";
-import { problemResponse, sofaErrorHandler } from "./problem.ts";
-import { pathParams, REST_BASE, REST_ROUTES, type RestRoute, routesOf } from "./rest.routes.ts";
+import { problemResponse } from "./problem.ts";
+import { pathParams, REST_BASE, type RestRoute, routesOf } from "./rest.routes.ts";
+import { runSofaHandler, type SofaHandler, sofaHandlers } from "./sofa.handlers.ts";
 
 const BODY_METHODS = new Set(["POST", "PATCH", "PUT"]);
-
-/** The SOFA configuration of a schema: the same table, the same base path, our error answers. */
-export function sofaConfig(schema: GraphQLSchema) {
-  return {
-    schema,
-    basePath: REST_BASE,
-    depthLimit: 3,
-    routes: Object.fromEntries(
-      REST_ROUTES.map((r) => [
-        r.field,
-        { method: r.method, path: r.path, responseStatus: r.status, tags: [r.tag], description: r.summary },
-      ]),
-    ),
-    errorHandler: sofaErrorHandler,
-  };
-}
 
 function argsOf(schema: GraphQLSchema, route: RestRoute): readonly GraphQLArgument[] {
   const [kind, name] = route.field.split(".") as [string, string];
@@ -202,36 +184,6 @@ interface RestContext {
   logFields?: { route?: string };
 }
 
-/** The app's plugins for one request (Yoga's `getEnveloped`): what SOFA's operation runs through. */
-interface Enveloped {
-  contextFactory(initial: unknown): object | Promise<object>;
-  execute(args: ExecutionArgs): unknown;
-}
-
-/** A route handler SOFA built: it reads the path's parameters from `request.params`. */
-type SofaHandler = (request: Request, serverContext: unknown) => Response | Promise<Response>;
-
-/**
- * SOFA's handler of each route of the table, for a schema: SOFA builds them (one GraphQL operation
- * per route) and registers them on its feTS router, whose `__routes` lists them.
- */
-function sofaHandlers(
-  schema: GraphQLSchema,
-  context: (serverContext: unknown) => unknown,
-  execute: (args: ExecutionArgs) => unknown,
-): Map<RestRoute, SofaHandler> {
-  const router = useSofa({ ...sofaConfig(schema), context, execute } as never) as unknown as {
-    __routes: { method?: string; path: string; handler: SofaHandler }[];
-  };
-  const handlers = new Map<RestRoute, SofaHandler>();
-  for (const route of REST_ROUTES) {
-    const built = router.__routes.find((r) => r.method?.toUpperCase() === route.method && r.path === route.path);
-    if (!built) throw new Error(`SOFA built no handler for ${route.method} ${route.path}`);
-    handlers.set(route, built.handler);
-  }
-  return handlers;
-}
-
 /**
  * The REST plugins, in order: the restorer of explicit nulls, then the guard, which hands the route it
  * matched to SOFA's handler of that route. SOFA's operation meets every plugin as a /graphql one does:
@@ -239,9 +191,12 @@ function sofaHandlers(
  */
 export function useRest(): Plugin[] {
   let schema: GraphQLSchema | undefined;
+  let runner: OperationRunner | undefined;
   let handlers: Map<RestRoute, SofaHandler> | undefined;
-  let getEnveloped: ((initial: unknown) => Enveloped) | undefined;
-  const enveloped = new WeakMap<object, Enveloped>();
+  // SOFA's handlers run operations with the app's runner: built once both the schema and the runner are known.
+  const build = () => {
+    if (schema && runner) handlers = sofaHandlers(schema, runner.context, runner.execute);
+  };
   // SOFA turns a body's `null` into an absent variable; put it back so that `null` clears a field.
   const nulls: Plugin = {
     onExecute({ args }) {
@@ -252,24 +207,12 @@ export function useRest(): Plugin[] {
   };
   const routes: Plugin = {
     onYogaInit({ yoga }) {
-      getEnveloped = yoga.getEnveloped as never;
+      runner = operationRunner(yoga);
+      build();
     },
     onSchemaChange({ schema: next }) {
       schema = next;
-      handlers = sofaHandlers(
-        next,
-        async (serverContext) => {
-          const run = (getEnveloped as NonNullable<typeof getEnveloped>)(serverContext);
-          const contextValue = await run.contextFactory(serverContext);
-          enveloped.set(contextValue, run);
-          return contextValue;
-        },
-        (args) => {
-          const run = enveloped.get(args.contextValue as object);
-          if (!run) throw new TypeError("SOFA executed an operation without the app's context");
-          return run.execute(args);
-        },
-      );
+      build();
     },
     async onRequest({ request, url, serverContext, endResponse }) {
       if (url.pathname !== REST_BASE && !url.pathname.startsWith(`${REST_BASE}/`)) return;
@@ -279,8 +222,7 @@ export function useRest(): Plugin[] {
         const rest = serverContext as RestContext;
         rest.restNulls = nulls;
         if (rest.logFields) rest.logFields.route = routePattern(route);
-        Object.defineProperty(request, "params", { value: params, configurable: true });
-        endResponse(await (handlers.get(route) as SofaHandler)(request, serverContext));
+        endResponse(await runSofaHandler(handlers.get(route) as SofaHandler, request, params, serverContext));
       } catch (error) {
         endResponse(problemResponse(error));
       }

@@ -1,0 +1,181 @@
+/**
+ * The response cache: anonymous answers of public reads, kept in this process's memory until the
+ * next write. This module puts it together — the entries (store.ts), the generation that says which
+ * are still true (generation.ts) — and is its Yoga plugin; hits are answered first on the node side,
+ * before Yoga (node.front.ts).
+ *
+ * What is kept: the 200 answer of an operation whose root fields are all public reads (`providers`,
+ * `provider`, `providerVersions`, `providerVersion`), asked WITHOUT an `Authorization` header: a REST
+ * `GET /api/v1/providers…` or a GraphQL query (POST or GET /graphql). Such an answer holds nothing
+ * private (contact, tokens and reviewer notes are null for anonymous callers, API.md §2), so any
+ * anonymous caller may be given it; a request with credentials, of any kind, never reads or fills
+ * the cache. An answer with GraphQL errors or a `Set-Cookie` is not kept.
+ */
+import { getOperationAST } from "graphql";
+import type { Plugin } from "graphql-yoga";
+import { rootFields } from "../../limits/limits.plugin.ts";
+import { Generation } from "./generation.ts";
+import { cacheablePath, type Entry, EntryStore, keyOf, type StoreOptions } from "./store.ts";
+
+/** The root fields whose anonymous answers may be shared: public reads only. */
+const CACHEABLE_FIELDS = new Set(["providers", "provider", "providerVersions", "providerVersion"]);
+/** Headers that belong to one answer, not to the resource. */
+const UNSHARED_HEADERS = new Set(["x-request-id", "connection", "date", "content-length", "keep-alive", "x-cache"]);
+
+export interface ResponseCacheOptions extends StoreOptions {
+  enabled: boolean;
+  redisUrl?: string;
+  /** Prefix of the shared generation's key in Redis (replicas of one database share it). */
+  keyPrefix?: string;
+  log?: (line: Record<string, unknown>) => void;
+}
+
+/** What the plugin keeps on a request's server context. */
+interface CacheState {
+  key?: string;
+  /** The generation when the request arrived; null: the cache is bypassed (Redis unreachable). */
+  generation?: number | null;
+  /** The operation executed is a cacheable read. */
+  cacheable?: boolean;
+  /** A mutation executed: its bump (and publication) must be done before it is answered. */
+  wrote?: Promise<void>;
+}
+const STATE = Symbol("responseCache");
+type WithState = { [STATE]?: CacheState; logFields?: { operation?: string } };
+
+export class ResponseCache {
+  readonly enabled: boolean;
+  /** The Yoga plugin: lookups and fills on the fetch path, and the bump of every mutation. */
+  readonly plugin: Plugin;
+  private readonly store: EntryStore;
+  private readonly generation: Generation;
+
+  constructor(options: ResponseCacheOptions) {
+    this.enabled = options.enabled;
+    this.store = new EntryStore(options);
+    this.generation = new Generation(this.store, {
+      redisUrl: options.enabled ? options.redisUrl : undefined,
+      keyPrefix: options.keyPrefix,
+      log: options.log,
+    });
+    this.plugin = cachePlugin(this);
+  }
+
+  /** How many answers are kept (tests). */
+  get size(): number {
+    return this.store.size;
+  }
+
+  /** The generation a read that arrives now notes; null while the cache is bypassed. */
+  current(): number | null | Promise<number | null> {
+    return this.generation.current();
+  }
+
+  /** The entry for a key, if the generation the request noted is still current and the entry is fresh. */
+  lookup(key: string, since: number | null | undefined): Entry | undefined {
+    return since === this.generation.value ? this.store.get(key) : undefined;
+  }
+
+  /** Keeps an answer, if no write happened since the request noted its generation. */
+  fill(key: string, since: number | null | undefined, entry: Entry): void {
+    if (since === this.generation.value) this.store.set(key, entry);
+  }
+
+  /** Empties this process's cache and tells the other replicas to empty theirs. */
+  invalidate(): Promise<void> {
+    return this.generation.invalidate();
+  }
+
+  close(): Promise<void> {
+    return this.generation.close();
+  }
+}
+
+export function createResponseCache(options: ResponseCacheOptions): ResponseCache {
+  return new ResponseCache(options);
+}
+
+function cachePlugin(cache: ResponseCache): Plugin {
+  const { enabled } = cache;
+  return {
+    async onDispose() {
+      await cache.close();
+    },
+    async onRequest({ request, url, serverContext, endResponse }) {
+      // Every request gets its state (the context shares it): a mutation's bump is awaited on it.
+      const state: CacheState = {};
+      (serverContext as WithState)[STATE] = state;
+      if (!enabled || request.headers.has("authorization") || !cacheablePath(url.pathname)) return;
+      let body: Buffer | undefined;
+      if (request.method === "POST") {
+        if (url.pathname !== "/graphql") return;
+        // The HTTP edge has read and capped the body already (edge.plugin.ts). Keyed by its bytes'
+        // digest, as the node side keys it.
+        body = Buffer.from(await request.clone().arrayBuffer());
+      } else if (request.method !== "GET") return;
+      state.key = keyOf(
+        request.method,
+        url.host,
+        url.pathname + url.search,
+        request.headers.get("accept") ?? "",
+        request.headers.get("origin") ?? "",
+        body,
+      );
+      state.generation = await cache.current();
+      const entry = cache.lookup(state.key, state.generation);
+      if (!entry) return;
+      state.key = undefined; // answered from the cache: nothing to store
+      const fields = (serverContext as WithState).logFields;
+      if (fields) fields.operation = entry.operation;
+      const headers = new Headers(entry.headers);
+      headers.set("X-Cache", "HIT");
+      endResponse(new Response(new Uint8Array(entry.body), { status: entry.status, headers }));
+    },
+    onExecute({ args }) {
+      if (!enabled) return undefined;
+      const context = args.contextValue as WithState;
+      const operation = getOperationAST(args.document, args.operationName);
+      if (operation?.operation === "mutation") {
+        // Bumped once the mutation has run (its transaction committed), before it is answered.
+        return {
+          onExecuteDone() {
+            const wrote = cache.invalidate();
+            const state = context[STATE];
+            if (state) state.wrote = wrote;
+          },
+        };
+      }
+      const state = context[STATE];
+      if (state?.key && operation?.operation === "query") {
+        state.cacheable = rootFields(args.document, operation).every((f) => CACHEABLE_FIELDS.has(f));
+      }
+      return undefined;
+    },
+    async onResponse({ response, serverContext }) {
+      const state = (serverContext as WithState)[STATE];
+      if (!state) return;
+      if (state.wrote) {
+        await state.wrote;
+        return;
+      }
+      if (!state.key) return;
+      if (!state.cacheable || response.status !== 200 || response.headers.has("set-cookie")) {
+        return;
+      }
+      const body = Buffer.from(await response.clone().arrayBuffer());
+      // A GraphQL answer with errors (partial data) is not kept.
+      if (body.includes('"errors":')) return;
+      const headers: [string, string][] = [];
+      response.headers.forEach((value, name) => {
+        if (!UNSHARED_HEADERS.has(name.toLowerCase())) headers.push([name, value]);
+      });
+      cache.fill(state.key, state.generation, {
+        status: response.status,
+        headers,
+        body,
+        operation: (serverContext as WithState).logFields?.operation,
+        storedAt: Date.now(),
+      });
+    },
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * The seam with SOFA: the one module that knows how sofa-api and its router, feTS, work inside.
+ *
+ * The guard (rest.plugin.ts) has matched the route before SOFA sees the request, so the request goes
+ * straight to the handler SOFA built for that route, not through feTS's router, which would match
+ * the path again (URLPattern), copy the server context onto a fresh object and validate again what
+ * the guard checked: a third of the CPU of an uncached read. That relies on these internals, which
+ * tests/http/sofa.internals.test.ts pins against the installed versions:
+ *
+ * - `useSofa(config)` answers feTS's router, whose `__routes` lists every route SOFA registered,
+ *   each `{ method, path, handler }`: `path` relative to the base path and `method` as given in
+ *   SOFA's `routes` option (SOFA adds its `/webhook` routes, which are never called).
+ * - SOFA builds each route's GraphQL document once, in `useSofa`; its handler runs that same object
+ *   for every request (validation verdicts and compiled operations are kept by it).
+ * - A handler is `(request, serverContext) => Promise<Response>`. It reads the path's parameters
+ *   from `request.params` (which feTS's router defines when it matches; `runSofaHandler` defines it
+ *   here), the query string from `request.url`, a body with `request.text()`; it sets
+ *   `serverContext.request`, calls the configured `context(serverContext)`, then `execute({ schema,
+ *   document, contextValue, variableValues, operationName })`, hands `result.errors` or what throws
+ *   to `errorHandler`, and answers `data[field]` as JSON with the route's status.
+ */
+import type { ExecutionArgs, GraphQLSchema } from "graphql";
+import { useSofa } from "sofa-api";
+import { sofaErrorHandler } from "./problem.ts";
+import { REST_BASE, REST_ROUTES, type RestRoute } from "./rest.routes.ts";
+
+/** The SOFA configuration of a schema: the route table, its base path, our error answers. */
+export function sofaConfig(schema: GraphQLSchema) {
+  return {
+    schema,
+    basePath: REST_BASE,
+    depthLimit: 3,
+    routes: Object.fromEntries(
+      REST_ROUTES.map((r) => [
+        r.field,
+        { method: r.method, path: r.path, responseStatus: r.status, tags: [r.tag], description: r.summary },
+      ]),
+    ),
+    errorHandler: sofaErrorHandler,
+  };
+}
+
+/** A route handler SOFA built. */
+export type SofaHandler = (request: Request, serverContext: unknown) => Response | Promise<Response>;
+
+/**
+ * SOFA's handler of each route of the table, for a schema, running operations with `context` and
+ * `execute` (the app's, operation.runner.ts).
+ */
+export function sofaHandlers(
+  schema: GraphQLSchema,
+  context: (serverContext: unknown) => unknown,
+  execute: (args: ExecutionArgs) => unknown,
+): Map<RestRoute, SofaHandler> {
+  const router = useSofa({ ...sofaConfig(schema), context, execute } as never) as unknown as {
+    __routes: { method?: string; path: string; handler: SofaHandler }[];
+  };
+  const handlers = new Map<RestRoute, SofaHandler>();
+  for (const route of REST_ROUTES) {
+    const found = router.__routes.find((r) => r.method?.toUpperCase() === route.method && r.path === route.path);
+    if (!found) throw new Error(`SOFA built no handler for ${route.method} ${route.path}`);
+    handlers.set(route, found.handler);
+  }
+  return handlers;
+}
+
+/** Calls a route's handler with the path's parameters the guard matched, where SOFA reads them. */
+export function runSofaHandler(
+  handler: SofaHandler,
+  request: Request,
+  params: Record<string, string>,
+  serverContext: unknown,
+): Response | Promise<Response> {
+  Object.defineProperty(request, "params", { value: params, configurable: true });
+  return handler(request, serverContext);
+}
