@@ -200,6 +200,11 @@ export function ownerFields(t: FieldBuilder) {
     name: t.string({ resolve: (p) => of(p).name }),
     summary: t.string({ resolve: (p) => of(p).summary }),
     description: t.string({ nullable: true, description: "Markdown", resolve: (p) => of(p).description ?? null }),
+    homepageUrl: t.string({
+      nullable: true,
+      description: "The agent's home page",
+      resolve: (p) => of(p).homepageUrl ?? null,
+    }),
     labels: t.stringList({ resolve: (p) => of(p).labels }),
     agentType: t.field({ type: AgentType, resolve: (p) => of(p).agentType }),
     visibility: t.field({ type: Visibility, resolve: (p) => of(p).visibility }),
@@ -312,6 +317,9 @@ export function profileArgs(t: Parameters<Parameters<typeof builder.mutationFiel
     name: t.arg.string({ required, description: "Display name, 1–120 characters" }),
     summary: t.arg.string({ required, description: "One line, 1–280 characters" }),
     description: t.arg.string({ description: "Markdown, at most 10 000 characters" }),
+    homepageUrl: t.arg.string({
+      description: "The agent's home page: an absolute https: URL, at most 2048 characters",
+    }),
     labels: t.arg.stringList({ description: "At most 20; each 1–40 of a-z 0-9 . _ - (lower-cased, de-duplicated)" }),
     agentType: t.arg({ type: AgentType, required }),
     visibility: t.arg({ type: Visibility, description: "Default PUBLIC" }),

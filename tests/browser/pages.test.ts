@@ -117,6 +117,7 @@ describe("intake, review and directory", () => {
     await about.getByLabel("Name", { exact: true }).fill(`Form Planner ${word}`);
     await about.getByLabel("Summary").fill("Plans delivery routes, submitted from the form");
     await about.getByLabel("Description").fill("Line one.\n\nLine **two**.");
+    await about.getByLabel("Home page").fill("https://form.example.com/");
     await about.getByLabel("Agent type").selectOption({ label: "Workflow" });
     await about.getByLabel("Visibility").selectOption({ label: "Public" });
     await about.getByLabel("Provider code").fill(taken);
@@ -193,6 +194,7 @@ describe("intake, review and directory", () => {
       name: `Form Planner ${word}`,
       summary: "Plans delivery routes, submitted from the form",
       description: "Line one.\n\nLine **two**.",
+      homepageUrl: "https://form.example.com/",
       labels: ["Maps", "routing", "form-test"],
       agentType: "WORKFLOW",
       visibility: "PUBLIC",
@@ -287,6 +289,10 @@ describe("intake, review and directory", () => {
     expect(await text(visitor.page.getByRole("region", { name: "Capabilities", exact: true }))).toContain(
       "Estimate arrival",
     );
+    const homepage = visitor.page.getByRole("region", { name: "About", exact: true }).getByRole("link", {
+      name: "https://form.example.com/",
+    });
+    expect(await homepage.getAttribute("href")).toBe("https://form.example.com/");
     expect(await visitor.page.content()).not.toContain(token);
 
     await Promise.all([done(owner), done(visitor), done(reviewer)]);

@@ -606,6 +606,8 @@ export interface components {
       summary: string;
       /** @description Markdown */
       description?: string | null;
+      /** @description The agent's home page */
+      homepageUrl?: string | null;
       labels: string[];
       agentType: components["schemas"]["AgentType"];
       visibility: components["schemas"]["Visibility"];
@@ -691,6 +693,8 @@ export interface components {
       summary: string;
       /** @description Markdown */
       description?: string | null;
+      /** @description The agent's home page */
+      homepageUrl?: string | null;
       labels: string[];
       agentType: components["schemas"]["AgentType"];
       visibility: components["schemas"]["Visibility"];
@@ -1219,6 +1223,8 @@ export interface operations {
           summary: string;
           /** @description Markdown, at most 10 000 characters */
           description?: string | null;
+          /** @description The agent's home page: an absolute https: URL, at most 2048 characters */
+          homepageUrl?: string | null;
           /** @description At most 20; each 1–40 of a-z 0-9 . _ - (lower-cased, de-duplicated) */
           labels?: string[] | null;
           agentType: components["schemas"]["AgentType"];
@@ -1313,6 +1319,8 @@ export interface operations {
           summary?: string | null;
           /** @description Markdown, at most 10 000 characters */
           description?: string | null;
+          /** @description The agent's home page: an absolute https: URL, at most 2048 characters */
+          homepageUrl?: string | null;
           /** @description At most 20; each 1–40 of a-z 0-9 . _ - (lower-cased, de-duplicated) */
           labels?: string[] | null;
           agentType?: components["schemas"]["AgentType"] | null;

@@ -41,6 +41,7 @@ const code = input("providerCode", { maxlength: 63, spellcheck: false, pattern: 
 const name = input("name", { maxlength: 120, required: true });
 const summary = input("summary", { maxlength: 280, required: true });
 const description = textarea("description", { maxlength: 10_000, rows: 6 });
+const homepageUrl = input("homepageUrl", { type: "url", maxlength: 2048, spellcheck: false, placeholder: "https://" });
 const labels = input("labels", { spellcheck: false });
 const agentType = select("agentType", AGENT_TYPES, "Choose a type…");
 agentType.required = true;
@@ -312,6 +313,7 @@ const form = h(
     field("Name", name, "The display name, up to 120 characters.", true),
     field("Summary", summary, "One line, up to 280 characters.", true),
     field("Description", description, "Optional. Markdown, up to 10 000 characters."),
+    field("Home page", homepageUrl, "Optional. An https: address people can visit to learn about the agent."),
     h(
       "div",
       { class: "grid-2" },
@@ -403,6 +405,7 @@ function readBody(): Record<string, unknown> {
     name: name.value.trim(),
     summary: summary.value.trim(),
     description: description.value.trim() ? description.value : undefined,
+    homepageUrl: optional(homepageUrl),
     labels: labelList.length ? labelList : undefined,
     agentType: optional(agentType),
     visibility: optional(visibility),

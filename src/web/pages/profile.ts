@@ -190,6 +190,7 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
     "About",
     p.description ? h("div", { class: "description" }, p.description) : none("No description."),
     facts([
+      ["Home page", external(p.homepageUrl) ?? "—"],
       ["Agent type", humanize(p.agentType)],
       ["Visibility", humanize(p.visibility)],
       ["Trust tier", humanize(p.trustTier)],
