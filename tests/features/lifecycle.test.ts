@@ -530,7 +530,7 @@ describe.each(doors)("$name", (door) => {
     });
   });
 
-  describe("the response cache (src/cache) learns of lifecycle changes", () => {
+  describe("the response cache (src/http/cache) learns of lifecycle changes", () => {
     test("a cached anonymous list and profile are not served stale after a retirement", async () => {
       const cached = createApp({ ...config, responseCache: true }, db);
       try {
