@@ -21,12 +21,8 @@ import { createApp } from "./yoga.ts";
 // then on, when most of them survived young-generation collections. The first requests after a
 // start are slow (code not compiled yet), so the objects of the request path survive then, and V8
 // pins their sites in the old generation for good; every later request fills the old generation,
-// which then needs full collections. Measured (cached GraphQL detail, server on one core):
-// 20 µs of CPU per request when the first requests were cache hits, 28-30 µs when they were 400 REST
-// requests (whose objects then survived), with GC 15% of the CPU against 2% and the old generation
-// growing ~3 MB per young collection. Without pretenuring both start orders cost 19-20 µs. It is
-// turned off before the first request arrives. (A V8 flag set at run time: V8 reads this one when
-// it collects, as the measurement shows.)
+// which then needs full collections (docs/architecture.md has the measurement). It is turned off
+// before the first request arrives; V8 reads this flag when it collects, so setting it at run time works.
 setFlagsFromString("--no-allocation-site-pretenuring");
 
 // `npm start` runs this file with `node --single-threaded-gc`: a replica is one event loop, deployed

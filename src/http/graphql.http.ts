@@ -4,14 +4,12 @@
  *
  * Yoga passes every request through its stages in turn — request parsers, `onParams`, the operation,
  * `onResultProcess`, each stage a promise and a turn of the microtask queue — and that pipeline was
- * the ~55 µs of CPU per request that an uncached profile read over /graphql cost more than the same
- * read as a REST route, which answers from `onRequest`. The common request needs none of
- * it: this runs the same steps on the same objects — Yoga's envelope of plugins for the request,
+ * what an uncached profile read over /graphql cost more than the same read as a REST route, which
+ * answers from `onRequest` (docs/architecture.md). The common request needs none of it: this runs the same steps on the same objects — Yoga's envelope of plugins for the request,
  * through the operation runner the REST lane shares (operation.runner.ts: its parse cache, the
  * limits' validation verdicts, the app's context, compiled execution, masked errors, the feed,
  * idempotency and rate limits), and Yoga's own processor of a JSON result, for the media type that
- * Yoga's `Accept` negotiation would choose. The uncached profile read over /graphql went from
- * 343–372 to 269–303 µs of CPU, level with the REST route's.
+ * Yoga's `Accept` negotiation would choose.
  *
  * Anything else is left to Yoga, untouched, before anything has run: another method, body type or
  * `Accept` (an event stream), a body that is not a plain `{ query, variables?, operationName? }`, a

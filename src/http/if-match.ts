@@ -25,6 +25,11 @@ export function parseIfMatch(header: string | null): IfMatch {
   return versions;
 }
 
+/** The `If-Match` of the request an operation answers (a resolver reads the request through this). */
+export function ifMatchOf(ctx: { request: Request }): IfMatch {
+  return parseIfMatch(ctx.request.headers.get("if-match"));
+}
+
 /** Whether a write of the resource at `current` may go ahead under the precondition. */
 export function ifMatchHolds(ifMatch: IfMatch, current: number): boolean {
   return ifMatch === undefined || ifMatch === "*" || ifMatch.includes(current);

@@ -6,7 +6,7 @@
 import { actorOf } from "../auth/viewer.ts";
 import { builder } from "../builder.ts";
 import { notFound } from "../errors.ts";
-import { parseIfMatch } from "../http/if-match.ts";
+import { ifMatchOf } from "../http/if-match.ts";
 import { changeLifecycle, MAX_LIFECYCLE_MESSAGE } from "./provider.lifecycle.ts";
 import { relationsAsked } from "./provider.relations.ts";
 import { type PredecessorRow, readProvider } from "./provider.store.ts";
@@ -86,7 +86,7 @@ builder.mutationField("setProviderLifecycle", (t) =>
           request: { state: args.state, message: args.message, successorCode: args.successorCode },
           actor: actorOf(ctx.viewer),
           by: ctx.viewer.kind === "reviewer" ? "reviewer" : "owner",
-          ifMatch: parseIfMatch(ctx.request.headers.get("if-match")),
+          ifMatch: ifMatchOf(ctx),
           // A successor is for everyone to follow: one the public may see (so codes cannot be probed).
           canSeeSuccessor: (successor) => canSee({ kind: "anonymous" }, successor),
         },

@@ -23,9 +23,8 @@ const askedByField = new WeakMap<FieldNode, Asked>();
 /**
  * Which relations the Provider field `info` resolves asks for (`readProvider` then loads them with
  * the row), and Pothos told that the row it resolves with holds them — what `t.prismaField` would
- * learn from its query plan. That plan is walked afresh on every request, through every field of
- * the profile: measured side by side, an uncached REST detail read went 285–289 →
- * 233–248 µs without it, over /graphql 347–365 → 290–301 µs. Here the selection is walked once
+ * learn from its query plan, which is walked afresh on every request through every field of the
+ * profile (a sixth of an uncached profile read, docs/architecture.md). Here the selection is walked once
  * per document, through its fragments and under its aliases; a relation field not recorded would
  * load its own rows (tests/perf/round-trips.test.ts counts them). The answer is shared: frozen.
  */

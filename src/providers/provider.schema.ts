@@ -7,7 +7,7 @@ import { builder, type Context } from "../builder.ts";
 import type { Queryable } from "../db/client.ts";
 import { badInput, notFound } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
-import { parseIfMatch } from "../http/if-match.ts";
+import { ifMatchOf } from "../http/if-match.ts";
 import { idempotencyOf, REPLAY_NOTICE } from "../idempotency/idempotency.plugin.ts";
 import { commitInTransaction } from "../idempotency/idempotency.store.ts";
 import { decodeCursor, page, pageSize } from "../pagination.ts";
@@ -218,7 +218,7 @@ builder.mutationFields((t) => ({
             paths: PATCH_PATHS,
             actor: `agent:${providerCode}`,
             by: "owner",
-            ifMatch: parseIfMatch(ctx.request.headers.get("if-match")),
+            ifMatch: ifMatchOf(ctx),
             canSeeSuccessor: (successor) => canSee({ kind: "anonymous" }, successor),
           },
           readBack,
@@ -232,7 +232,7 @@ builder.mutationFields((t) => ({
             providerCode,
             patch: patch.value,
             actor: `agent:${providerCode}`,
-            ifMatch: parseIfMatch(ctx.request.headers.get("if-match")),
+            ifMatch: ifMatchOf(ctx),
           },
           readBack,
         );
