@@ -5,6 +5,7 @@
  * builds for that field (same depth), so both answer the same data for the same arguments.
  */
 import { buildOperationNodeForField } from "@graphql-tools/utils";
+import { expect } from "@jest/globals";
 import { type OperationTypeNode, print } from "graphql";
 import { ERROR_STATUS, type ErrorCode, isErrorCode } from "../src/errors.ts";
 import { REST_ROUTES, type RestRoute, restPath } from "../src/http/rest/rest.routes.ts";
@@ -122,3 +123,18 @@ export const graphql: Door = {
 
 /** Both doors, for `describe.each(doors)("$name", (door) => …)`. */
 export const doors: readonly Door[] = [rest, graphql];
+
+/** A refusal with this code: no data, and the code's status on the wire, on either door. */
+export function expectCode(outcome: Outcome, code: ErrorCode): void {
+  expect({ code: outcome.code, status: outcome.answer.status, data: outcome.data }).toEqual({
+    code,
+    status: ERROR_STATUS[code],
+    data: null,
+  });
+}
+
+/** A success: no error code, the route's status; answers the data. */
+export function expectOk(outcome: Outcome, status = 200) {
+  expect({ code: outcome.code, status: outcome.status }).toEqual({ code: undefined, status });
+  return outcome.data;
+}

@@ -4,8 +4,7 @@
  * share one database, so every assertion is scoped by a word only this file's providers carry.
  */
 import { beforeAll, describe, expect, test } from "@jest/globals";
-import { ERROR_STATUS, type ErrorCode } from "../../src/errors.ts";
-import { type Door, doors, type Outcome } from "../doors.ts";
+import { type Door, doors, expectCode, expectOk } from "../doors.ts";
 import { intake, reviewerToken, uniqueCode } from "../helpers.ts";
 
 /** A word no other test's provider name holds. */
@@ -21,21 +20,6 @@ interface Item {
   assignedTo: string | null;
   createdAt: string;
   decidedAt: string | null;
-}
-
-/** A refusal with this code: no data, and the code's status on the wire, on either door. */
-function expectCode(outcome: Outcome, code: ErrorCode): void {
-  expect({ code: outcome.code, status: outcome.answer.status, data: outcome.data }).toEqual({
-    code,
-    status: ERROR_STATUS[code],
-    data: null,
-  });
-}
-
-/** A success: no error code, the route's status; answers the data. */
-function expectOk(outcome: Outcome, status = 200) {
-  expect({ code: outcome.code, status: outcome.status }).toEqual({ code: undefined, status });
-  return outcome.data;
 }
 
 describe.each(doors)("$name", (door: Door) => {

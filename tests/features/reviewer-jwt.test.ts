@@ -6,9 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { exportJWK, exportSPKI, generateKeyPair } from "jose";
 import type { Config } from "../../src/config.ts";
-import { ERROR_STATUS, type ErrorCode } from "../../src/errors.ts";
 import { createApp } from "../../src/yoga.ts";
-import { type Door, doors, type Outcome } from "../doors.ts";
+import { type Door, doors, expectCode, expectOk, type Outcome } from "../doors.ts";
 import { type App, config, db, intake, reviewerToken, versionCount } from "../helpers.ts";
 import {
   claimsFor,
@@ -25,26 +24,11 @@ import {
 const secret = encode(config.reviewerJwtSecret as string);
 const claims = claimsFor("jwt-reviewer", config);
 
-/** A refusal with this code: no data, and the code's status on the wire, on either door. */
-function expectCode(outcome: Outcome, code: ErrorCode): void {
-  expect({ code: outcome.code, status: outcome.answer.status, data: outcome.data }).toEqual({
-    code,
-    status: ERROR_STATUS[code],
-    data: null,
-  });
-}
-
 /** A refused credential: 401, `WWW-Authenticate: Bearer`, and (when given) exactly the reference refusal's body. */
 function expectRefusal(outcome: Outcome, reference?: Outcome): void {
   expectCode(outcome, "UNAUTHENTICATED");
   expect(outcome.answer.headers.get("www-authenticate")).toMatch(/^Bearer\b/);
   if (reference) expect(outcome.answer.text).toBe(reference.answer.text);
-}
-
-/** A success: no error code; answers the data. */
-function expectOk(outcome: Outcome) {
-  expect({ code: outcome.code, status: outcome.status }).toEqual({ code: undefined, status: 200 });
-  return outcome.data;
 }
 
 /** The test configuration, keyed by a JWKS URL instead of the shared secret. */

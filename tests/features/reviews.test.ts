@@ -1,8 +1,7 @@
 /** The review queue and one review read with reviewer JWTs (API.md §3), through both doors. */
 import { describe, expect, test } from "@jest/globals";
 import { SignJWT } from "jose";
-import { ERROR_STATUS, type ErrorCode } from "../../src/errors.ts";
-import { type Door, doors, type Outcome } from "../doors.ts";
+import { type Door, doors, expectCode, expectOk, type Outcome } from "../doors.ts";
 import { config, db, intake, reviewerToken, uniqueCode } from "../helpers.ts";
 
 const secret = new TextEncoder().encode(config.reviewerJwtSecret);
@@ -30,25 +29,10 @@ function jwt(
   return token.sign(options.key ?? secret);
 }
 
-/** A refusal with this code: no data, and the code's status on the wire, on either door. */
-function expectCode(outcome: Outcome, code: ErrorCode): void {
-  expect({ code: outcome.code, status: outcome.answer.status, data: outcome.data }).toEqual({
-    code,
-    status: ERROR_STATUS[code],
-    data: null,
-  });
-}
-
 /** UNAUTHENTICATED (401) with `WWW-Authenticate: Bearer`. */
 function expectUnauthenticated(outcome: Outcome): void {
   expectCode(outcome, "UNAUTHENTICATED");
   expect(outcome.answer.headers.get("www-authenticate")).toMatch(/^Bearer\b/);
-}
-
-/** A success: no error code; answers the data. */
-function expectOk(outcome: Outcome) {
-  expect({ code: outcome.code, status: outcome.status }).toEqual({ code: undefined, status: 200 });
-  return outcome.data;
 }
 
 const reviewCodes = (data: { items: { reviewCode: string }[] }) => data.items.map((r) => r.reviewCode);

@@ -2,27 +2,11 @@
 import { createHash } from "node:crypto";
 import { describe, expect, test } from "@jest/globals";
 import { dialectOf } from "../../src/db/client.ts";
-import { ERROR_STATUS, type ErrorCode } from "../../src/errors.ts";
-import { type Door, doors, type Outcome } from "../doors.ts";
+import { type Door, doors, expectCode, expectOk } from "../doors.ts";
 import { approve, config, db, intake, reviewerToken, tableNames } from "../helpers.ts";
 
 async function activeTokens(providerCode: string): Promise<number> {
   return db.accessToken.count({ where: { provider: { providerCode }, revokedAt: null } });
-}
-
-/** A refusal with this code: no data, and the code's status on the wire, on either door. */
-function expectCode(outcome: Outcome, code: ErrorCode): void {
-  expect({ code: outcome.code, status: outcome.answer.status, data: outcome.data }).toEqual({
-    code,
-    status: ERROR_STATUS[code],
-    data: null,
-  });
-}
-
-/** A success: no error code, the route's status; answers the data. */
-function expectOk(outcome: Outcome, status = 200) {
-  expect({ code: outcome.code, status: outcome.status }).toEqual({ code: undefined, status });
-  return outcome.data;
 }
 
 describe.each(doors)("$name", (door: Door) => {

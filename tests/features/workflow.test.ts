@@ -5,26 +5,11 @@
  * timeline records it all.
  */
 import { beforeAll, describe, expect, test } from "@jest/globals";
-import { ERROR_STATUS, type ErrorCode } from "../../src/errors.ts";
-import { type Door, doors, type Outcome } from "../doors.ts";
+import type { ErrorCode } from "../../src/errors.ts";
+import { type Door, doors, expectCode, expectOk, type Outcome } from "../doors.ts";
 import { approve, db, intake, reviewerToken } from "../helpers.ts";
 
 const SUBJECT = "rv-workflow";
-
-/** A refusal with this code: no data, and the code's status on the wire, on either door. */
-function expectCode(outcome: Outcome, code: ErrorCode): void {
-  expect({ code: outcome.code, status: outcome.answer.status, data: outcome.data }).toEqual({
-    code,
-    status: ERROR_STATUS[code],
-    data: null,
-  });
-}
-
-/** A success: no error code, the route's status; answers the data. */
-function expectOk(outcome: Outcome, status = 200) {
-  expect({ code: outcome.code, status: outcome.status }).toEqual({ code: undefined, status });
-  return outcome.data;
-}
 
 /** The message of a refusal: a problem's `detail`, or the GraphQL error's `message`. */
 const messageOf = (outcome: Outcome): string =>
