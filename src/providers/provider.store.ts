@@ -7,7 +7,7 @@
  * `queryRows` in a `rawTransaction` they run straight on SQLite's open transaction, where each ORM
  * call cost several times the SQL it ran.
  */
-import { assignments, dialectIn, type Queryable, queryRows } from "../db/client.ts";
+import { assignments, type Dialect, dialectIn, type Queryable, queryRows } from "../db/client.ts";
 import { asJson, columnList, columnsOf, pickColumns, rowReader } from "../db/model.ts";
 import { apiError, notFound } from "../errors.ts";
 import { Prisma } from "../generated/prisma/client.ts";
@@ -20,7 +20,7 @@ type EventRow = Prisma.ReviewEventGetPayload<object>;
 
 /** The columns of the providers row: every scalar of the model. */
 const PROVIDER = columnsOf("Provider");
-export const PROVIDER_COLUMNS: readonly string[] = PROVIDER.map((c) => c.name);
+const PROVIDER_COLUMNS: readonly string[] = PROVIDER.map((c) => c.name);
 /** The providers row's Json columns (text on SQLite, jsonb on PostgreSQL). */
 const JSON_COLUMNS: ReadonlySet<string> = new Set(PROVIDER.filter((c) => c.type === "Json").map((c) => c.name));
 /** A raw providers row as Prisma would answer it. */
@@ -63,7 +63,7 @@ const EVENT = columnsOf("ReviewEvent");
 const eventRow = rowReader<EventRow>(EVENT);
 
 /** A JSON array of the rows of `table` that belong to provider `p`, oldest (lowest id) first. */
-function relatedJson(dialect: string, table: string, columns: readonly { name: string }[]): Prisma.Sql {
+function relatedJson(dialect: Dialect, table: string, columns: readonly { name: string }[]): Prisma.Sql {
   const object = columns.map((c) => `'${c.name}', r."${c.name}"`).join(", ");
   return Prisma.raw(
     dialect === "postgresql"
@@ -92,7 +92,7 @@ const predecessorRow = rowReader<PredecessorRow>(
 );
 
 /** The providers naming `p` as their successor, as a JSON array ordered by code (at most 100). */
-function predecessorsJson(dialect: string): Prisma.Sql {
+function predecessorsJson(dialect: Dialect): Prisma.Sql {
   return dialect === "postgresql"
     ? Prisma.raw(
         `(SELECT COALESCE(json_agg(json_build_object('id', s."id", 'providerCode', s."providerCode", 'visibility', s."visibility", 'reviewStage', s."reviewStage") ORDER BY s."providerCode"), '[]'::json) FROM (SELECT * FROM "providers" AS s0 WHERE s0."successorCode" = p."providerCode" ORDER BY s0."providerCode" LIMIT 100) AS s)`,
@@ -107,7 +107,7 @@ export type Relations = { tokens: boolean; events: boolean };
 
 /** The detail's statement but its condition, built once per dialect and relations asked. */
 const detailSelects = new Map<string, Prisma.Sql>();
-function detailSelect(dialect: string, relations: Relations): Prisma.Sql {
+function detailSelect(dialect: Dialect, relations: Relations): Prisma.Sql {
   const key = `${dialect} ${relations.tokens} ${relations.events}`;
   let select = detailSelects.get(key);
   if (!select) {
@@ -146,7 +146,7 @@ export async function readProvider(
 }
 
 /** A value for a Json column: its JSON text (SQLite keeps it as text; PostgreSQL casts it to jsonb). */
-function jsonArg(dialect: string, value: unknown): Prisma.Sql {
+function jsonArg(dialect: Dialect, value: unknown): Prisma.Sql {
   if (value === null || value === undefined) return Prisma.sql`NULL`;
   const text = JSON.stringify(value);
   return dialect === "postgresql" ? Prisma.sql`CAST(${text} AS jsonb)` : Prisma.sql`${text}`;
