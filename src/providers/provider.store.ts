@@ -12,7 +12,6 @@ import { asJson, columnList, columnsOf, pickColumns, rowReader } from "../db/mod
 import { apiError, notFound } from "../errors.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import { type IfMatch, ifMatchHolds } from "../http/if-match.ts";
-import { insertEvents } from "../reviews/review.store.ts";
 
 export type ProviderRow = Prisma.ProviderGetPayload<object>;
 type TokenRow = Prisma.AccessTokenGetPayload<object>;
@@ -255,4 +254,23 @@ export async function summariesByIds(
     Prisma.sql`SELECT ${SUMMARY_SQL}, p."version" FROM "providers" AS p WHERE p."id" IN (${Prisma.join(providerIds)})`,
   );
   return rows.map((raw) => Object.assign(summaryRow(raw), { version: Number(raw.version) }));
+}
+
+/** A timeline event to append. */
+export interface NewEvent {
+  reviewId: number | null;
+  kind: string;
+  actor: string;
+  note: string | null;
+  at: Date;
+}
+
+/** Appends timeline events of a provider, in the order given. */
+export async function insertEvents(tx: Queryable, providerId: number, events: readonly NewEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const rows = events.map((e) => Prisma.sql`(${providerId}, ${e.reviewId}, ${e.at}, ${e.kind}, ${e.actor}, ${e.note})`);
+  await queryRows(
+    tx,
+    Prisma.sql`INSERT INTO "review_events" ("providerId", "reviewId", "at", "kind", "actor", "note") VALUES ${Prisma.join(rows)}`,
+  );
 }

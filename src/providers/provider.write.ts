@@ -9,7 +9,7 @@ import { type FeedNote, noteFeed, notesOfMove } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import type { IfMatch } from "../http/if-match.ts";
 import { effectOfOwnerPatch, newReviewCode } from "../reviews/review.rules.ts";
-import { activeReviewOf, applyMove, insertEvents, openReview } from "../reviews/review.store.ts";
+import { activeReviewOf, applyMove, openReview } from "../reviews/review.store.ts";
 import { lifecycleOf, lifecycleSnapshot } from "./provider.lifecycle.ts";
 import {
   changedFields,
@@ -21,7 +21,14 @@ import {
   REVIEWED_FIELDS,
   snapshotOf,
 } from "./provider.rules.ts";
-import { appendVersion, claimVersion, type ProviderRow, replaceLabels, setColumns } from "./provider.store.ts";
+import {
+  appendVersion,
+  claimVersion,
+  insertEvents,
+  type ProviderRow,
+  replaceLabels,
+  setColumns,
+} from "./provider.store.ts";
 
 /** The owner-editable profile held by a provider row. */
 export function profileOf(row: ProviderRow): Profile {

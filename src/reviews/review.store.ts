@@ -17,6 +17,7 @@ import {
   searchWords,
   whereSql,
 } from "../providers/provider.search.store.ts";
+import { insertEvents, type NewEvent } from "../providers/provider.store.ts";
 import { fits } from "../text.ts";
 import {
   ACTIVE_STATUSES,
@@ -107,25 +108,6 @@ async function updateUnchanged(
   );
   const what = table === "reviews" ? "review" : "provider";
   if (written.length !== 1) throw conflict(`The ${what} changed while this was applied; read it and retry`);
-}
-
-/** A timeline event to append. */
-export interface NewEvent {
-  reviewId: number | null;
-  kind: string;
-  actor: string;
-  note: string | null;
-  at: Date;
-}
-
-/** Appends timeline events of a provider, in the order given. */
-export async function insertEvents(tx: Queryable, providerId: number, events: readonly NewEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  const rows = events.map((e) => Prisma.sql`(${providerId}, ${e.reviewId}, ${e.at}, ${e.kind}, ${e.actor}, ${e.note})`);
-  await queryRows(
-    tx,
-    Prisma.sql`INSERT INTO "review_events" ("providerId", "reviewId", "at", "kind", "actor", "note") VALUES ${Prisma.join(rows)}`,
-  );
 }
 
 /** The provider's active review (at most one: the database holds it to that), or null. */
