@@ -5,7 +5,15 @@
  * come from this code, so nothing a client types reaches the log through them.
  */
 import { type DocumentNode, getOperationAST, Kind, type SelectionSetNode } from "graphql";
-import { matchPath, REST_BASE, REST_ROUTES, type RestRoute, restPath, routesOf } from "./rest/rest.routes.ts";
+import {
+  matchPath,
+  pathTemplate,
+  REST_BASE,
+  REST_ROUTES,
+  type RestRoute,
+  restPath,
+  routesOf,
+} from "./rest/rest.routes.ts";
 
 /**
  * Writes a JSON log line to stdout. The lines of one turn of the event loop leave in one write once
@@ -32,10 +40,8 @@ const FIXED = new Set(["/graphql", "/health", "/ready", "/openapi.json", "/opena
 /** Web pages with a parameter (API.md §4), and the pages' assets (src/web). */
 const PAGES = ["/providers/:providerCode", "/assets/:asset"];
 
-const pattern = (path: string) => path.replace(/:([A-Za-z]+)/g, "{$1}");
-
 /** Each REST route's pattern, as in the OpenAPI document, written once. */
-const REST_PATTERNS = new Map(REST_ROUTES.map((route) => [route, pattern(restPath(route.path))]));
+const REST_PATTERNS = new Map(REST_ROUTES.map((route) => [route, pathTemplate(restPath(route.path))]));
 
 /** A REST route's pattern (`/api/v1/providers/{providerCode}`): the REST guard names the route it matched. */
 export function routePattern(route: RestRoute): string {
@@ -55,7 +61,7 @@ export function routeOf(pathname: string): string | null {
     return best ? routePattern(best.route) : null;
   }
   const page = PAGES.find((p) => matchPath(p, path) !== null);
-  return page ? pattern(page) : null;
+  return page ? pathTemplate(page) : null;
 }
 
 /** The root fields of a selection set, fragments followed (the document has been validated). */

@@ -4,7 +4,7 @@
 import { builder } from "../builder.ts";
 import { SERVICE_NAME, SERVICE_VERSION } from "../config.ts";
 import { ping } from "../db/client.ts";
-import { REST_ROUTES, restPath } from "../http/rest/rest.routes.ts";
+import { pathTemplate, REST_ROUTES, restPath } from "../http/rest/rest.routes.ts";
 
 const RouteRef = builder.objectRef<{ method: string; path: string; summary: string }>("RouteInfo").implement({
   fields: (t) => ({
@@ -25,7 +25,8 @@ const ServiceRef = builder
       healthUrl: t.exposeString("healthUrl"),
       routes: t.field({
         type: [RouteRef],
-        resolve: () => REST_ROUTES.map((r) => ({ method: r.method, path: restPath(r.path), summary: r.summary })),
+        resolve: () =>
+          REST_ROUTES.map((r) => ({ method: r.method, path: restPath(pathTemplate(r.path)), summary: r.summary })),
       }),
     }),
   });

@@ -22,8 +22,8 @@ describe.each(doors)("$name", (door) => {
         expect.arrayContaining([
           { method: "GET", path: "/api/v1/providers", summary: expect.any(String) },
           { method: "POST", path: "/api/v1/providers", summary: expect.any(String) },
-          { method: "GET", path: "/api/v1/providers/:providerCode", summary: expect.any(String) },
-          { method: "PATCH", path: "/api/v1/providers/:providerCode", summary: expect.any(String) },
+          { method: "GET", path: "/api/v1/providers/{providerCode}", summary: expect.any(String) },
+          { method: "PATCH", path: "/api/v1/providers/{providerCode}", summary: expect.any(String) },
         ]),
       );
     });

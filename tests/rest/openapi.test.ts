@@ -4,12 +4,15 @@
  */
 import { beforeAll, describe, expect, test } from "@jest/globals";
 import { Validator } from "@seriousme/openapi-schema-validator";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import { isInputObjectType } from "graphql";
 import { parse } from "yaml";
 import { SERVICE_VERSION } from "../../src/config.ts";
 import { ERROR_STATUS } from "../../src/errors.ts";
-import { pathParams, REST_ROUTES, type RestRoute, restPath } from "../../src/http/rest/rest.routes.ts";
+import { pathParams, pathTemplate, REST_ROUTES, type RestRoute, restPath } from "../../src/http/rest/rest.routes.ts";
 import { schema } from "../../src/schema.ts";
-import { call } from "../helpers.ts";
+import { activeReviewCode, approve, call, intake, reviewerToken } from "../helpers.ts";
 
 const METHODS = ["get", "put", "post", "patch", "delete", "options", "head", "trace"];
 
@@ -22,7 +25,7 @@ beforeAll(async () => {
 });
 
 /** The document's path of a route: `/api/v1/providers/{providerCode}`. */
-const docPath = (route: RestRoute) => restPath(route.path.replace(/:([A-Za-z]+)/g, "{$1}"));
+const docPath = (route: RestRoute) => restPath(pathTemplate(route.path));
 const operation = (route: RestRoute) => doc.paths[docPath(route)][route.method.toLowerCase()];
 const route = (name: string) => {
   const found = REST_ROUTES.find((r) => r.field.endsWith(`.${name}`));
@@ -188,19 +191,23 @@ describe("schemas", () => {
           field.name,
           !nonNull,
         ]);
+        // An input requires what GraphQL requires; an answer always carries every key.
         expect([type.name, field.name, (component.required ?? []).includes(field.name)]).toEqual([
           type.name,
           field.name,
-          nonNull,
+          nonNull || !isInputObjectType(type),
         ]);
       }
     }
   });
 
-  test("non-null output fields are required and non-nullable; nullable ones admit null", () => {
+  test("output fields are all required (an answer always carries each key); nullable ones admit null", () => {
     const provider = schemas().Provider;
-    expect(provider.required).toEqual(expect.arrayContaining(["providerCode", "name", "summary", "version"]));
-    expect(provider.required).not.toContain("description");
+    expect(provider.required).toEqual(
+      expect.arrayContaining(["providerCode", "name", "summary", "version", "description", "tokens"]),
+    );
+    expect(schemas().ProviderPage.required).toEqual(["items", "nextCursor"]);
+    expect(schemas().EndpointInput.required).toEqual(["url", "protocol", "authScheme"]);
     expect(admitsNull(provider.properties.name)).toBe(false);
     expect(admitsNull(provider.properties.description)).toBe(true);
     expect(admitsNull(provider.properties.tokens)).toBe(true);
@@ -280,5 +287,41 @@ describe("problem responses", () => {
     expect(problemStatuses("providers")).not.toContain(415);
     expect(resolve(operation(route("updateProvider")).responses["401"]).headers["WWW-Authenticate"]).toBeDefined();
     expect(resolve(operation(route("providers")).responses["429"]).headers["Retry-After"]).toBeDefined();
+  });
+});
+
+describe("answers", () => {
+  test("every answer of a read carries each key its schema requires, with the declared types", async () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    ajv.addSchema({ $id: "doc", components: doc.components });
+    const created = await intake({ visibility: "PUBLIC" });
+    const code = created.providerCode;
+    const owner = { token: created.accessToken };
+    const reviewCode = await activeReviewCode(code);
+    const reviewer = { token: await reviewerToken() };
+    await call("PATCH", `/api/v1/providers/${code}`, { ...owner, body: { summary: "Changed for the schema check" } });
+    const reads: [string, string, { token?: string }][] = [
+      ["provider", `/providers/${code}`, owner],
+      ["providerVersions", `/providers/${code}/versions`, owner],
+      ["providerVersion", `/providers/${code}/versions/1`, owner],
+      ["versionDiff", `/providers/${code}/versions/1/diff/2`, owner],
+      ["agentCard", `/providers/${code}/agent-card.json`, owner],
+      ["reviewQueue", "/reviews/queue?limit=5", reviewer],
+      ["review", `/reviews/${reviewCode}`, reviewer],
+      ["api", "", {}],
+    ];
+    await approve(code);
+    reads.push(["providers", `/providers?search=${code}`, {}]);
+    for (const [name, path, options] of reads) {
+      const answer = await call("GET", `/api/v1${path}`, options);
+      expect([name, answer.status]).toEqual([name, 200]);
+      const declared = resolve(operation(route(name)).responses["200"]).content["application/json"].schema;
+      const validate = ajv.compile(
+        JSON.parse(JSON.stringify(declared).replaceAll('"#/components/', '"doc#/components/')),
+      );
+      const valid = validate(answer.body);
+      expect([name, valid ? "" : ajv.errorsText(validate.errors)]).toEqual([name, ""]);
+    }
   });
 });

@@ -32,7 +32,7 @@ import { useSofa } from "sofa-api";
 import { SERVICE_VERSION } from "../../config.ts";
 import { ERROR_STATUS, ERROR_TITLE, type ErrorCode } from "../../errors.ts";
 import { JSON_ARGUMENT_SCHEMAS, JSON_FIELD_SCHEMAS } from "../../interop/interop.openapi.ts";
-import { type Auth, pathParams, REST_ROUTES, type RestRoute, restPath } from "./rest.routes.ts";
+import { type Auth, pathParams, pathTemplate, REST_ROUTES, type RestRoute, restPath } from "./rest.routes.ts";
 import { sofaConfig } from "./sofa.handlers.ts";
 
 type Json = Record<string, unknown>;
@@ -89,12 +89,16 @@ function withDescription(schema: Json, description: string | null | undefined): 
   return description ? { ...schema, description } : schema;
 }
 
-/** An object schema of fields or arguments: the non-null ones are required. */
+/**
+ * An object schema of fields or arguments. An input requires its non-null arguments; an output
+ * requires every field, nullable ones included: an answer always carries each key (null when it has
+ * no value), and generated clients should type it `T | null`, not `T | null | undefined`.
+ */
 function objectSchema(
   fields: readonly { name: string; type: GraphQLType; description?: string | null }[],
   options: { description?: string | null | undefined; closed: boolean },
 ): Json {
-  const required = fields.filter((f) => isNonNullType(f.type)).map((f) => f.name);
+  const required = fields.filter((f) => !options.closed || isNonNullType(f.type)).map((f) => f.name);
   return {
     type: "object",
     ...(options.description ? { description: options.description } : {}),
@@ -356,7 +360,7 @@ export function openApiDocument(schema: GraphQLSchema): OpenApiDocument {
 
   const paths: OpenApiDocument["paths"] = {};
   for (const route of REST_ROUTES) {
-    const template = route.path.replace(/:([A-Za-z]+)/g, "{$1}");
+    const template = pathTemplate(route.path);
     const method = route.method.toLowerCase();
     const generated = sofa.paths[template]?.[method];
     if (!generated) throw new Error(`SOFA generated no operation for ${route.method} ${route.path}`);

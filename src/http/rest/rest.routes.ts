@@ -65,6 +65,11 @@ export function restPath(path: string): string {
   return path === "/" ? REST_BASE : `${REST_BASE}${path}`;
 }
 
+/** A path as URI templates and the OpenAPI document write it: `:providerCode` becomes `{providerCode}`. */
+export function pathTemplate(path: string): string {
+  return path.replace(/:([A-Za-z]+)/g, "{$1}");
+}
+
 /** `:name` placeholders of a path. */
 export function pathParams(path: string): string[] {
   return [...path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1] as string);

@@ -517,7 +517,7 @@ export interface components {
     Capability: {
       key: string;
       name: string;
-      description?: string | null;
+      description: string | null;
       tags: string[];
       /** @description Media types the capability accepts */
       inputModes: string[];
@@ -529,31 +529,31 @@ export interface components {
       model: string;
       role: components["schemas"]["ModelRole"];
       /** Format: int32 */
-      contextWindow?: number | null;
+      contextWindow: number | null;
     };
     Tool: {
       name: string;
       kind: components["schemas"]["ToolKind"];
-      description?: string | null;
+      description: string | null;
       scopes: components["schemas"]["ToolScope"][];
     };
     Endpoint: {
       url: string;
       protocol: components["schemas"]["EndpointProtocol"];
       authScheme: components["schemas"]["AuthScheme"];
-      healthUrl?: string | null;
+      healthUrl: string | null;
     };
     EndpointSummary: {
       protocol: components["schemas"]["EndpointProtocol"];
     };
     Policy: {
       /** Format: int32 */
-      dataRetentionDays?: number | null;
+      dataRetentionDays: number | null;
       humanOversight: components["schemas"]["HumanOversight"];
       allowedUseCases: string[];
       prohibitedUseCases: string[];
-      termsUrl?: string | null;
-      privacyUrl?: string | null;
+      termsUrl: string | null;
+      privacyUrl: string | null;
     };
     Role: {
       /** @description An email address or a handle */
@@ -565,7 +565,7 @@ export interface components {
       tokenId: string;
       /** @description The first characters of the token, to tell tokens apart */
       prefix: string;
-      label?: string | null;
+      label: string | null;
       /**
        * Format: date-time
        * @description An ISO-8601 instant in UTC
@@ -575,17 +575,17 @@ export interface components {
        * Format: date-time
        * @description An ISO-8601 instant in UTC
        */
-      lastUsedAt?: string | null;
+      lastUsedAt: string | null;
       /**
        * Format: date-time
        * @description An ISO-8601 instant in UTC
        */
-      expiresAt?: string | null;
+      expiresAt: string | null;
       /**
        * Format: date-time
        * @description An ISO-8601 instant in UTC
        */
-      revokedAt?: string | null;
+      revokedAt: string | null;
     };
     TimelineEvent: {
       /**
@@ -597,7 +597,7 @@ export interface components {
       /** @description Who did it: `agent:<code>`, `reviewer:<subject>` (just `reviewer` for the public) or `system` */
       actor: string;
       /** @description Shown to the provider's owner and to reviewers only */
-      note?: string | null;
+      note: string | null;
     };
     /** @description An AI agent's full profile. */
     Provider: {
@@ -605,9 +605,9 @@ export interface components {
       name: string;
       summary: string;
       /** @description Markdown */
-      description?: string | null;
+      description: string | null;
       /** @description The agent's home page */
-      homepageUrl?: string | null;
+      homepageUrl: string | null;
       labels: string[];
       agentType: components["schemas"]["AgentType"];
       visibility: components["schemas"]["Visibility"];
@@ -615,14 +615,14 @@ export interface components {
       models: components["schemas"]["Model"][];
       tools: components["schemas"]["Tool"][];
       endpoint: components["schemas"]["Endpoint"];
-      policy?: components["schemas"]["Policy"] | null;
+      policy: components["schemas"]["Policy"] | null;
       roles: components["schemas"]["Role"][];
       trustTier: components["schemas"]["TrustTier"];
       reviewStage: components["schemas"]["ReviewStage"];
       /** @description Shown to the provider's owner and to reviewers only */
-      contactEmail?: string | null;
+      contactEmail: string | null;
       /** @description Token metadata; shown to the provider's owner and to reviewers only, null for others */
-      tokens?: components["schemas"]["AccessToken"][] | null;
+      tokens: components["schemas"]["AccessToken"][] | null;
       /** @description Review events, oldest first */
       reviewTimeline: components["schemas"]["TimelineEvent"][];
       /**
@@ -643,9 +643,9 @@ export interface components {
       /** @description ACTIVE, DEPRECATED or RETIRED; lists hide RETIRED providers unless includeRetired */
       lifecycle: components["schemas"]["Lifecycle"];
       /** @description Why the agent is deprecated or retired (at most 500 characters); null while ACTIVE */
-      lifecycleMessage?: string | null;
+      lifecycleMessage: string | null;
       /** @description The providerCode of the agent to use instead, when its owner named one; null while ACTIVE */
-      successorCode?: string | null;
+      successorCode: string | null;
       /** @description The codes of the providers (that the caller may see) naming this one as their successor */
       predecessors: string[];
     };
@@ -668,23 +668,23 @@ export interface components {
       /** @description ACTIVE, DEPRECATED or RETIRED; lists hide RETIRED providers unless includeRetired */
       lifecycle: components["schemas"]["Lifecycle"];
       /** @description Why the agent is deprecated or retired (at most 500 characters); null while ACTIVE */
-      lifecycleMessage?: string | null;
+      lifecycleMessage: string | null;
       /** @description The providerCode of the agent to use instead, when its owner named one; null while ACTIVE */
-      successorCode?: string | null;
+      successorCode: string | null;
     };
     ProviderPage: {
       items: components["schemas"]["ProviderSummary"][];
       /** @description null on the last page */
-      nextCursor?: string | null;
+      nextCursor: string | null;
     };
     /** @description The answer to an intake. */
     IntakeResult: {
       providerCode: string;
       reviewCode: string;
       /** @description The agent's access token in plaintext. Shown this once only; keep it secret. Null only when this answer replays an earlier intake (Idempotency-Key): see notice. */
-      accessToken?: string | null;
+      accessToken: string | null;
       /** @description Null, except when this answer replays the intake first made with the same Idempotency-Key: then it says so and why accessToken is null. */
-      notice?: string | null;
+      notice: string | null;
       provider: components["schemas"]["Provider"];
     };
     /** @description The owner-editable part of a profile as it stood after a version. */
@@ -692,9 +692,9 @@ export interface components {
       name: string;
       summary: string;
       /** @description Markdown */
-      description?: string | null;
+      description: string | null;
       /** @description The agent's home page */
-      homepageUrl?: string | null;
+      homepageUrl: string | null;
       labels: string[];
       agentType: components["schemas"]["AgentType"];
       visibility: components["schemas"]["Visibility"];
@@ -702,13 +702,13 @@ export interface components {
       models: components["schemas"]["Model"][];
       tools: components["schemas"]["Tool"][];
       endpoint: components["schemas"]["Endpoint"];
-      policy?: components["schemas"]["Policy"] | null;
+      policy: components["schemas"]["Policy"] | null;
       roles: components["schemas"]["Role"][];
       /** @description Shown to the provider's owner and to reviewers only */
-      contactEmail?: string | null;
+      contactEmail: string | null;
       lifecycle: components["schemas"]["Lifecycle"];
-      lifecycleMessage?: string | null;
-      successorCode?: string | null;
+      lifecycleMessage: string | null;
+      successorCode: string | null;
     };
     /** @description One version of a profile, without its snapshot. */
     ProviderVersionSummary: {
@@ -741,7 +741,7 @@ export interface components {
     };
     ProviderVersionPage: {
       items: components["schemas"]["ProviderVersionSummary"][];
-      nextCursor?: string | null;
+      nextCursor: string | null;
     };
     IssuedToken: {
       /** @description The new token in plaintext, shown this once only */
@@ -757,7 +757,7 @@ export interface components {
       status: components["schemas"]["ReviewStatus"];
       priority: components["schemas"]["ReviewPriority"];
       /** @description The assigned reviewer's subject */
-      assignedTo?: string | null;
+      assignedTo: string | null;
       /**
        * Format: date-time
        * @description An ISO-8601 instant in UTC
@@ -772,12 +772,12 @@ export interface components {
        * Format: date-time
        * @description An ISO-8601 instant in UTC
        */
-      decidedAt?: string | null;
+      decidedAt: string | null;
     };
     ReviewPage: {
       items: components["schemas"]["Review"][];
       /** @description null on the last page */
-      nextCursor?: string | null;
+      nextCursor: string | null;
     };
     RouteInfo: {
       method: string;
@@ -805,7 +805,7 @@ export interface components {
       kind: components["schemas"]["ReviewKind"];
       status: components["schemas"]["ReviewStatus"];
       priority: components["schemas"]["ReviewPriority"];
-      assignedTo?: string | null;
+      assignedTo: string | null;
     };
     /** @description One change, published once its write has committed. */
     FeedEvent: {
@@ -829,7 +829,7 @@ export interface components {
       /** @description The provider's list form after the change (public fields only) */
       provider: components["schemas"]["ProviderSummary"];
       /** @description The review, for review events (and a stage change a review decision made); null otherwise */
-      review?: components["schemas"]["FeedReview"] | null;
+      review: components["schemas"]["FeedReview"] | null;
     };
     /** @description A2A `AgentInterface`: where and how the agent is reached. */
     AgentCardInterface: {
@@ -921,9 +921,9 @@ export interface components {
       /** @description A JSON pointer (RFC 6901) into the snapshot */
       path: string;
       /** @description move and copy only */
-      from?: string | null;
+      from: string | null;
       /** @description add, replace and test only */
-      value?: string | number | boolean | Record<string, unknown> | unknown[] | null;
+      value: string | number | boolean | Record<string, unknown> | unknown[] | null;
     };
     ImportMappedField: {
       /** @description A JSON pointer into the document */
@@ -936,9 +936,9 @@ export interface components {
       providerCode: string;
       reviewCode: string;
       /** @description The agent's access token in plaintext. Shown this once only; keep it secret. Null only when this answer replays an earlier intake (Idempotency-Key): see notice. */
-      accessToken?: string | null;
+      accessToken: string | null;
       /** @description Null, except when this answer replays the intake first made with the same Idempotency-Key: then it says so and why accessToken is null. */
-      notice?: string | null;
+      notice: string | null;
       provider: components["schemas"]["Provider"];
       /** @description Each field of the document that went into the intake, and where */
       mapped: components["schemas"]["ImportMappedField"][];
