@@ -23,10 +23,10 @@ const PROVIDER_COLUMNS: readonly string[] = PROVIDER.map((c) => c.name);
 /** The providers row's Json columns (text on SQLite, jsonb on PostgreSQL). */
 const JSON_COLUMNS: ReadonlySet<string> = new Set(PROVIDER.filter((c) => c.type === "Json").map((c) => c.name));
 /** A raw providers row as Prisma would answer it. */
-export const providerRow = rowReader<ProviderRow>(PROVIDER);
+const providerRow = rowReader<ProviderRow>(PROVIDER);
 
 /** The columns of the list form (ProviderSummary). */
-export const SUMMARY_COLUMNS = [
+const SUMMARY_COLUMNS = [
   "id",
   "providerCode",
   "name",

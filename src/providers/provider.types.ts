@@ -49,7 +49,7 @@ type Endpoint = Profile["endpoint"];
 type Policy = NonNullable<Profile["policy"]>;
 type Role = Profile["roles"][number];
 
-export const CapabilityRef = builder.objectRef<Capability>("Capability").implement({
+const CapabilityRef = builder.objectRef<Capability>("Capability").implement({
   fields: (t) => ({
     key: t.exposeString("key"),
     name: t.exposeString("name"),
@@ -59,7 +59,7 @@ export const CapabilityRef = builder.objectRef<Capability>("Capability").impleme
     outputModes: t.exposeStringList("outputModes", { description: "Media types the capability produces" }),
   }),
 });
-export const ModelRef = builder.objectRef<Model>("Model").implement({
+const ModelRef = builder.objectRef<Model>("Model").implement({
   fields: (t) => ({
     vendor: t.exposeString("vendor"),
     model: t.exposeString("model"),
@@ -67,7 +67,7 @@ export const ModelRef = builder.objectRef<Model>("Model").implement({
     contextWindow: t.exposeInt("contextWindow", { nullable: true }),
   }),
 });
-export const ToolRef = builder.objectRef<Tool>("Tool").implement({
+const ToolRef = builder.objectRef<Tool>("Tool").implement({
   fields: (t) => ({
     name: t.exposeString("name"),
     kind: t.expose("kind", { type: ToolKind }),
@@ -75,7 +75,7 @@ export const ToolRef = builder.objectRef<Tool>("Tool").implement({
     scopes: t.expose("scopes", { type: [ToolScope] }),
   }),
 });
-export const EndpointRef = builder.objectRef<Endpoint>("Endpoint").implement({
+const EndpointRef = builder.objectRef<Endpoint>("Endpoint").implement({
   fields: (t) => ({
     url: t.exposeString("url"),
     protocol: t.expose("protocol", { type: Protocol }),
@@ -86,7 +86,7 @@ export const EndpointRef = builder.objectRef<Endpoint>("Endpoint").implement({
 const EndpointSummaryRef = builder.objectRef<Endpoint>("EndpointSummary").implement({
   fields: (t) => ({ protocol: t.expose("protocol", { type: Protocol }) }),
 });
-export const PolicyRef = builder.objectRef<Policy>("Policy").implement({
+const PolicyRef = builder.objectRef<Policy>("Policy").implement({
   fields: (t) => ({
     dataRetentionDays: t.exposeInt("dataRetentionDays", { nullable: true }),
     humanOversight: t.expose("humanOversight", { type: HumanOversight }),
@@ -96,7 +96,7 @@ export const PolicyRef = builder.objectRef<Policy>("Policy").implement({
     privacyUrl: t.exposeString("privacyUrl", { nullable: true }),
   }),
 });
-export const RoleRef = builder.objectRef<Role>("Role").implement({
+const RoleRef = builder.objectRef<Role>("Role").implement({
   fields: (t) => ({
     subject: t.exposeString("subject", { description: "An email address or a handle" }),
     role: t.expose("role", { type: RoleKind }),

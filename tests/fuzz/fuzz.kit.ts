@@ -4,7 +4,7 @@
  * changed nothing.
  */
 import { expect } from "@jest/globals";
-import { REST_ROUTES, restPath } from "../../src/http/rest/rest.routes.ts";
+import { pathTemplate, REST_ROUTES, restPath } from "../../src/http/rest/rest.routes.ts";
 import { call, db, intake, reviewerToken } from "../helpers.ts";
 
 export type Json = Record<string, any>;
@@ -45,9 +45,7 @@ export async function loadDocument(): Promise<void> {
   const served = await call("GET", "/openapi.json");
   expect(served.status).toBe(200);
   spec.doc = served.body;
-  const routes = new Map(
-    REST_ROUTES.map((r) => [`${r.method} ${restPath(r.path).replace(/:([A-Za-z]+)/g, "{$1}")}`, r]),
-  );
+  const routes = new Map(REST_ROUTES.map((r) => [`${r.method} ${restPath(pathTemplate(r.path))}`, r]));
   spec.operations = Object.entries(spec.doc.paths as Record<string, Record<string, Json>>).flatMap(([path, ops]) =>
     Object.entries(ops).map(([method, op]) => {
       const route = routes.get(`${method.toUpperCase()} ${path}`);

@@ -3,7 +3,7 @@
  * test until it is added here on purpose (ARCHITECTURE.md, "Habits").
  */
 import { describe, expect, test } from "@jest/globals";
-import { REST_ROUTES, restPath } from "../../src/http/rest/rest.routes.ts";
+import { pathTemplate, REST_ROUTES, restPath } from "../../src/http/rest/rest.routes.ts";
 import { call, expectProblem } from "../helpers.ts";
 
 const ALLOWED = [
@@ -46,7 +46,7 @@ describe("the REST allow-list", () => {
     expect(answer.status).toBe(200);
     const listed = (answer.body.routes as { method: string; path: string }[]).map((r) => `${r.method} ${r.path}`);
     // Written as the OpenAPI document writes them: `{providerCode}`, not the table's `:providerCode`.
-    expect([...listed].sort()).toEqual(ALLOWED.map((route) => route.replace(/:([A-Za-z]+)/g, "{$1}")).sort());
+    expect([...listed].sort()).toEqual(ALLOWED.map(pathTemplate).sort());
   });
 
   test.each([
