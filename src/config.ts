@@ -43,6 +43,11 @@ export interface Config {
    * (src/http/cache/). On by default, off in tests (the suites that test it turn it on).
    */
   responseCache: boolean;
+  /**
+   * HTTP_CACHE_MAX_AGE: how many seconds shared caches (a CDN, a proxy) may keep an anonymous read of
+   * the API (`Cache-Control: public, max-age=…`; src/http/conditional.ts). 0: they must ask every time.
+   */
+  httpCacheMaxAge: number;
   /** RESPONSE_CACHE_KEY_PREFIX: prefix of the cache's shared generation in Redis (replicas of one database share it). */
   responseCacheKeyPrefix: string;
   /**
@@ -57,6 +62,11 @@ export interface Config {
    * itself, not cookies.
    */
   corsOrigins: readonly string[] | "*";
+  /**
+   * GRAPHIQL (`on`/`off`): GraphiQL at /graphql for a browser. On by default, off in production,
+   * where `on` (a registry that wants public exploration) also turns schema introspection on.
+   */
+  graphiql: boolean;
 }
 
 /**
@@ -87,7 +97,7 @@ export interface GraphqlLimitsConfig {
   maxCost: number;
   /** GRAPHQL_MAX_DIRECTIVES: directives in one operation. */
   maxDirectives: number;
-  /** Schema introspection (`__schema`, `__type`): on except in production. */
+  /** Schema introspection (`__schema`, `__type`): on except in production, where GRAPHIQL=on turns it on. */
   introspection: boolean;
 }
 
@@ -183,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (reviewerJwtSecret && reviewerJwtSecret.length < 32) {
     throw new Error("REVIEWER_JWT_SECRET must be at least 32 characters (HS256 needs 256 bits)");
   }
+  const graphiql = onOff("GRAPHIQL", env.GRAPHIQL, !production);
   return {
     port: int("PORT", env.PORT, 4000),
     host: env.HOST || "0.0.0.0",
@@ -198,9 +209,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxy(env.TRUST_PROXY),
     drain: drainConfig(env),
     responseCache: onOff("RESPONSE_CACHE", env.RESPONSE_CACHE, env.NODE_ENV !== "test"),
+    httpCacheMaxAge: int("HTTP_CACHE_MAX_AGE", env.HTTP_CACHE_MAX_AGE, 10),
     responseCacheKeyPrefix: env.RESPONSE_CACHE_KEY_PREFIX || "agent-registry:cache",
     feedChannel: env.FEED_CHANNEL || "agent-registry:feed",
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
+    graphiql,
     maxBodyBytes: positive("MAX_BODY_BYTES", env.MAX_BODY_BYTES, 64 * 1024),
     graphqlLimits: {
       maxDepth: int("GRAPHQL_MAX_DEPTH", env.GRAPHQL_MAX_DEPTH, 8),
@@ -208,7 +221,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxTokens: int("GRAPHQL_MAX_TOKENS", env.GRAPHQL_MAX_TOKENS, 2000),
       maxCost: int("GRAPHQL_MAX_COST", env.GRAPHQL_MAX_COST, 5000),
       maxDirectives: int("GRAPHQL_MAX_DIRECTIVES", env.GRAPHQL_MAX_DIRECTIVES, 20),
-      introspection: !production,
+      // GraphiQL is useless without the schema: turning it on in production opens introspection too.
+      introspection: !production || graphiql,
     },
     rateLimits: {
       enabled: rateLimitsEnabled(env.RATE_LIMITS, env.NODE_ENV === "test"),

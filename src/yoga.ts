@@ -81,11 +81,9 @@ export function createApp(
     // limit would pipe the bytes through a stream again (~10% of a POST's CPU).
     maxRequestBodySize: false,
     logging: config.logLevel === "silent" ? false : "warn",
-    graphiql: config.production ? false : { title: "Agent Registry — GraphiQL" },
-    // GraphiQL's renderer holds its whole bundle as strings (~30 MB of heap, a third of a production
-    // server's): loaded when the page is first asked for, so never in production.
-    renderGraphiQL: (options) =>
-      import("@graphql-yoga/render-graphiql").then(({ renderGraphiQL }) => renderGraphiQL(options)),
+    // GraphiQL is served by the web pages (src/web/graphiql.ts) as a small page and cacheable
+    // assets, loaded when first asked for; Yoga's renderer would inline all 9 MB into every answer.
+    graphiql: false,
     maskedErrors: { maskError },
     // CORS is ours (src/http/cors.ts): off unless CORS_ORIGINS lists origins.
     cors: false,
@@ -100,16 +98,16 @@ export function createApp(
         response: (initial.response as ResponseBag | undefined) ?? { headers: new Map() },
       }) as unknown as Context,
     plugins: [
-      useHttpEdge({ log, maxBodyBytes: config.maxBodyBytes }),
+      useHttpEdge({ log, maxBodyBytes: config.maxBodyBytes, cacheMaxAge: config.httpCacheMaxAge }),
       ...useCors(config.corsOrigins),
       cache.plugin,
       useTransportRoutes({ db, state }),
-      useWebPages({ log, graphiql: !config.production }),
+      useWebPages({ log, graphiql: config.graphiql }),
       useGraphqlGetParams,
       useViewer(db, reviewerVerifier(config), credentialGuard(limits, config.trustProxy)),
       // Every operation, /graphql or a REST route's, meets the GraphQL limits first, then the check
       // of its text, then its Idempotency-Key (a replay or a refusal costs no intake), then the rate limits.
-      ...useGraphqlLimits(config.graphqlLimits, { graphiql: !config.production }),
+      ...useGraphqlLimits(config.graphqlLimits, { graphiql: config.graphiql }),
       useValidText,
       useIdempotency(log),
       useLimits(limits, config.trustProxy),

@@ -1,7 +1,7 @@
 /**
  * The GraphQL limits of API.md §6: depth, aliases, tokens, cost and directives (graphql-armor's
- * envelop plugins), and no introspection in production. They hold for every operation that
- * executes, whichever door it came through:
+ * envelop plugins), and no introspection in production unless GraphiQL is on there (config.ts).
+ * They hold for every operation that executes, whichever door it came through:
  *
  * - /graphql: Yoga parses (token limit) and validates (the other limits) each document as usual.
  * - /api/v1: SOFA builds each route's document itself and calls only Yoga's `execute` — no parse,
@@ -56,8 +56,8 @@ function armorOptions(limits: GraphqlLimitsConfig) {
 
 /**
  * The limits as Yoga plugins, in the order they must run (before anything that executes). With
- * `graphiql` off (production), a browser asking /graphql for GraphiQL gets a 404 in the GraphQL
- * error shape rather than Yoga's empty 406.
+ * `graphiql` off (GRAPHIQL; off in production by default), a browser asking /graphql for GraphiQL
+ * gets a 404 in the GraphQL error shape rather than Yoga's empty 406.
  */
 export function useGraphqlLimits(limits: GraphqlLimitsConfig, options: { graphiql: boolean }): Plugin[] {
   const noGraphiql: Plugin = {

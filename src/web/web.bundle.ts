@@ -1,13 +1,15 @@
 /**
  * The pages' assets, bundled in memory by esbuild: one ES module per page (shared code split into
- * chunks), one stylesheet, all named by their content hash. Nothing is written to disk and nothing
- * is fetched from the internet; the result is built once per process and cached.
+ * chunks), one stylesheet, all named by their content hash and precompressed (gzip and brotli).
+ * Nothing is written to disk and nothing is fetched from the internet; the result is built once per
+ * process and cached.
  */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { basename, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { gzipSync } from "node:zlib";
+import { promisify } from "node:util";
+import { brotliCompress, constants, gzip } from "node:zlib";
 import { build, type Plugin } from "esbuild";
 
 /** The pages, by name: their entry module under src/web/pages/. */
@@ -18,6 +20,8 @@ export interface Asset {
   body: Uint8Array;
   /** The body gzipped, when that is worth it. */
   gzip?: Uint8Array;
+  /** The body compressed with brotli, when that is worth it. */
+  br?: Uint8Array;
   contentType: string;
 }
 
@@ -68,10 +72,37 @@ const zodEnglishOnly: Plugin = {
   },
 };
 
-function compressed(body: Uint8Array, contentType: string): Uint8Array | undefined {
-  if (body.byteLength < 1024 || contentType.startsWith("image/")) return undefined;
-  const gzip = gzipSync(body, { level: 9 });
-  return gzip.byteLength < body.byteLength ? gzip : undefined;
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
+
+/**
+ * An asset of a body, with its compressed forms when they are worth it. Compression runs on libuv's
+ * threads, not the event loop. Brotli's quality 9 rather than 11: within 10% of the size at a tenth
+ * of the time (GraphiQL's 5 MB script: 0.7 s instead of 9.5 s, once per process).
+ */
+export async function assetOf(body: Uint8Array, contentType: string): Promise<Asset> {
+  if (body.byteLength < 1024 || contentType.startsWith("image/")) return { body, contentType };
+  const [gzipped, br] = await Promise.all([
+    gzipAsync(body, { level: 9 }),
+    brotliAsync(body, {
+      params: {
+        [constants.BROTLI_PARAM_QUALITY]: 9,
+        [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+        [constants.BROTLI_PARAM_SIZE_HINT]: body.byteLength,
+      },
+    }),
+  ]);
+  return {
+    body,
+    contentType,
+    ...(gzipped.byteLength < body.byteLength ? { gzip: gzipped } : {}),
+    ...(br.byteLength < body.byteLength ? { br } : {}),
+  };
+}
+
+/** A file name that carries its content's hash (`stem-<16 hex digits of SHA-256>.ext`): cacheable for ever. */
+export function hashedName(stem: string, ext: string, body: Uint8Array): string {
+  return `${stem}-${createHash("sha256").update(body).digest("hex").slice(0, 16)}.${ext}`;
 }
 
 async function bundle(): Promise<Bundle> {
@@ -94,11 +125,13 @@ async function bundle(): Promise<Bundle> {
     logLevel: "silent",
     plugins: [zodEnglishOnly],
   });
-  const assets = new Map<string, Asset>();
-  for (const file of result.outputFiles) {
-    const contentType = contentTypeOf(file.path);
-    assets.set(basename(file.path), { body: file.contents, gzip: compressed(file.contents, contentType), contentType });
-  }
+  const assets = new Map<string, Asset>(
+    await Promise.all(
+      result.outputFiles.map(
+        async (file) => [basename(file.path), await assetOf(file.contents, contentTypeOf(file.path))] as const,
+      ),
+    ),
+  );
   const scripts = {} as Bundle["scripts"];
   let stylesheet = "";
   for (const [out, meta] of Object.entries(result.metafile.outputs)) {
@@ -120,7 +153,7 @@ async function bundle(): Promise<Bundle> {
   if (!stylesheet) throw new Error("web bundle: no stylesheet");
 
   const svg = await readFile(join(WEB_DIR, "icon.svg"));
-  const icon = `icon-${createHash("sha256").update(svg).digest("hex").slice(0, 8)}.svg`;
+  const icon = hashedName("icon", "svg", svg);
   assets.set(icon, { body: svg, contentType: contentTypeOf(icon) });
   return { assets, scripts, stylesheet, icon: `/assets/${icon}` };
 }

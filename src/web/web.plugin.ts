@@ -1,12 +1,13 @@
 /**
- * The web pages of API.md §4 (`/`, `/intake`, `/providers/{providerCode}`, `/reviews`) and their
- * assets under `/assets/`. Pages are HTML shells plus ES modules bundled in memory by esbuild
- * (web.bundle.ts); they call `/api/v1` with fetch like any other client. Also gives GraphiQL's page
- * (inline assets, served by Yoga) a Content-Security-Policy of its own.
+ * The web pages of API.md §4 (`/`, `/intake`, `/providers/{providerCode}`, `/reviews`), GraphiQL's
+ * page at /graphql for a browser (graphiql.ts), and their assets under `/assets/`. Pages are HTML
+ * shells plus ES modules bundled in memory by esbuild (web.bundle.ts); they call `/api/v1` with
+ * fetch like any other client.
  */
 import { createHash } from "node:crypto";
 import type { Plugin } from "graphql-yoga";
-import { type Bundle, type PageName, webBundle } from "./web.bundle.ts";
+import { type Graphiql, isGraphiqlAsset, graphiql as loadGraphiql } from "./graphiql.ts";
+import { type Asset, type Bundle, type PageName, webBundle } from "./web.bundle.ts";
 import { renderShell } from "./web.shell.ts";
 
 /** The pages load same-origin scripts and styles only, and talk to their own origin only. */
@@ -24,16 +25,16 @@ export const PAGE_CSP = [
 ].join("; ");
 
 /**
- * GraphiQL's page is one HTML document with its scripts and styles inline, and its editor runs
- * web workers from blob: URLs: it needs inline scripts and styles and blob: workers (not eval:
- * the browser test fails on any policy violation) — but still nothing from another origin.
+ * GraphiQL's page: same-origin scripts and workers only, like the pages. Its editor (Monaco) adds
+ * <style> elements as it runs, hence inline styles; its stylesheet embeds fonts and icons as data:
+ * URLs. Not eval, not blob: (the browser test fails on any violation).
  */
 export const GRAPHIQL_CSP = [
   "default-src 'self'",
-  "script-src 'self' 'unsafe-inline' blob:",
-  "worker-src 'self' blob:",
+  "script-src 'self'",
+  "worker-src 'self'",
   "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
+  "img-src 'self' data:",
   "font-src 'self' data:",
   "connect-src 'self'",
   "object-src 'none'",
@@ -50,7 +51,7 @@ const COMMON_HEADERS = {
 export interface WebPagesOptions {
   /** The JSON line logger (a failed bundle is logged). */
   log?: (line: Record<string, unknown>) => void;
-  /** Whether GraphiQL is served (its link in the footer). */
+  /** Whether GraphiQL is served at /graphql to a browser (and linked from the footer). */
   graphiql?: boolean;
 }
 
@@ -67,15 +68,38 @@ export function pageOf(pathname: string): PageName | null {
   return /^\/providers\/[^/]+$/.test(pathname) ? "profile" : null;
 }
 
-/** Whether an Accept-Encoding header takes gzip (and does not refuse it with q=0). */
-export function acceptsGzip(header: string | null): boolean {
+/**
+ * Whether an Accept-Encoding header takes a content coding: named with a weight above 0, or, when
+ * not named, covered by `*` with a weight above 0.
+ */
+export function acceptsEncoding(header: string | null, coding: "br" | "gzip"): boolean {
+  let wildcard = false;
   for (const part of (header ?? "").toLowerCase().split(",")) {
-    const [coding, ...params] = part.split(";").map((p) => p.trim());
-    if (coding !== "gzip" && coding !== "*") continue;
+    const [name, ...params] = part.split(";").map((p) => p.trim());
+    if (name !== coding && name !== "*") continue;
     const q = params.find((p) => p.startsWith("q="));
-    return !q || Number(q.slice(2)) > 0;
+    const accepted = !q || Number(q.slice(2)) > 0;
+    if (name === coding) return accepted;
+    wildcard = accepted;
   }
-  return false;
+  return wildcard;
+}
+
+/** The smallest form of an asset the request takes: brotli, then gzip, then none. */
+function encodedBody(asset: Asset, request: Request): { body: Uint8Array; encoding?: "br" | "gzip" } {
+  const header = request.headers.get("accept-encoding");
+  if (asset.br && acceptsEncoding(header, "br")) return { body: asset.br, encoding: "br" };
+  if (asset.gzip && acceptsEncoding(header, "gzip")) return { body: asset.gzip, encoding: "gzip" };
+  return { body: asset.body };
+}
+
+/** Whether a request is a browser asking /graphql for GraphiQL (Yoga's own test, HEAD too). */
+function asksForGraphiql(request: Request, url: URL): boolean {
+  return (
+    url.pathname === "/graphql" &&
+    (request.method === "GET" || request.method === "HEAD") &&
+    (request.headers.get("accept") ?? "").includes("text/html")
+  );
 }
 
 interface Shell {
@@ -88,16 +112,22 @@ function respond(request: Request, body: Uint8Array | string | null, init: Respo
   return new Response(request.method === "HEAD" ? null : (body as BodyInit | null), init);
 }
 
-/** The pages, their assets, and GraphiQL's security policy. */
+const NO_STORE_HEADERS = {
+  ...COMMON_HEADERS,
+  "Content-Type": "text/plain; charset=utf-8",
+  "Cache-Control": "no-store",
+};
+
+/** The pages, GraphiQL's page, and their assets. */
 export function useWebPages(options: WebPagesOptions = {}): Plugin {
   const log = options.log ?? (() => {});
-  const graphiql = options.graphiql ?? true;
+  const graphiqlOn = options.graphiql ?? true;
   // Start bundling as the app is created, so the first page is served without waiting for it.
   webBundle().catch((error) =>
     log({ time: new Date().toISOString(), level: "error", msg: "web pages bundle failed", error: String(error) }),
   );
-  const shells = new WeakMap<Bundle, Map<PageName, Shell>>();
-  const shellOf = (bundle: Bundle, page: PageName): Shell => {
+  const shells = new WeakMap<Bundle, Map<PageName | "graphiql", Shell>>();
+  const shellOf = (bundle: Bundle, page: PageName | "graphiql", render: () => string): Shell => {
     let byPage = shells.get(bundle);
     if (!byPage) {
       byPage = new Map();
@@ -105,7 +135,7 @@ export function useWebPages(options: WebPagesOptions = {}): Plugin {
     }
     let shell = byPage.get(page);
     if (!shell) {
-      const html = new TextEncoder().encode(renderShell(page, bundle, { graphiql }));
+      const html = new TextEncoder().encode(render());
       shell = { html, etag: `"${createHash("sha256").update(html).digest("base64url").slice(0, 16)}"` };
       byPage.set(page, shell);
     }
@@ -114,9 +144,10 @@ export function useWebPages(options: WebPagesOptions = {}): Plugin {
 
   return {
     async onRequest({ request, url, endResponse }) {
-      const page = pageOf(url.pathname);
+      const graphiqlPage = graphiqlOn && asksForGraphiql(request, url);
+      const page = graphiqlPage ? null : pageOf(url.pathname);
       const asset = url.pathname.startsWith("/assets/") ? url.pathname.slice("/assets/".length) : null;
-      if (page === null && asset === null) return;
+      if (page === null && asset === null && !graphiqlPage) return;
       if (request.method !== "GET" && request.method !== "HEAD") {
         return endResponse(
           new Response(`${request.method} is not allowed here`, {
@@ -125,52 +156,51 @@ export function useWebPages(options: WebPagesOptions = {}): Plugin {
           }),
         );
       }
+      // GraphiQL's files are loaded for its page or one of its assets only.
+      const wantsGraphiql = graphiqlPage || (graphiqlOn && asset !== null && isGraphiqlAsset(asset));
       let bundle: Bundle;
+      let graphiql: Graphiql | undefined;
       try {
         bundle = await webBundle();
+        if (wantsGraphiql) graphiql = await loadGraphiql();
       } catch (error) {
-        log({ time: new Date().toISOString(), level: "error", msg: "web pages bundle failed", error: String(error) });
+        log({ time: new Date().toISOString(), level: "error", msg: "web assets failed", error: String(error) });
         return endResponse(
-          new Response("The pages are unavailable right now; the API under /api/v1 is not affected.", {
+          new Response("This page is unavailable right now; the API under /api/v1 and /graphql is not affected.", {
             status: 500,
-            headers: { ...COMMON_HEADERS, "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" },
+            headers: NO_STORE_HEADERS,
           }),
         );
       }
 
       if (asset !== null) {
-        const found = bundle.assets.get(asset);
-        if (!found) {
-          return endResponse(
-            new Response("Not found", {
-              status: 404,
-              headers: { ...COMMON_HEADERS, "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" },
-            }),
-          );
-        }
-        const gzip = found.gzip && acceptsGzip(request.headers.get("accept-encoding")) ? found.gzip : null;
+        const found = bundle.assets.get(asset) ?? graphiql?.assets.get(asset);
+        if (!found) return endResponse(new Response("Not found", { status: 404, headers: NO_STORE_HEADERS }));
+        const { body, encoding } = encodedBody(found, request);
         return endResponse(
-          respond(request, gzip ?? found.body, {
+          respond(request, body, {
             headers: {
               ...COMMON_HEADERS,
               "Content-Type": found.contentType,
               // Asset names carry their content's hash: a new build is a new URL.
               "Cache-Control": "public, max-age=31536000, immutable",
               Vary: "Accept-Encoding",
-              ...(gzip ? { "Content-Encoding": "gzip" } : {}),
+              ...(encoding ? { "Content-Encoding": encoding } : {}),
             },
           }),
         );
       }
 
-      const shell = shellOf(bundle, page as PageName);
+      const shell = graphiql
+        ? shellOf(bundle, "graphiql", () => graphiql.page(bundle.icon))
+        : shellOf(bundle, page as PageName, () => renderShell(page as PageName, bundle, { graphiql: graphiqlOn }));
       const headers = {
         ...COMMON_HEADERS,
         "Content-Type": "text/html; charset=utf-8",
         // Revalidate every time (cheap: an ETag), so a new release's asset names are seen at once.
         "Cache-Control": "no-cache",
         ETag: shell.etag,
-        "Content-Security-Policy": PAGE_CSP,
+        "Content-Security-Policy": graphiql ? GRAPHIQL_CSP : PAGE_CSP,
         "Cross-Origin-Opener-Policy": "same-origin",
       };
       const match = request.headers.get("if-none-match");
@@ -178,18 +208,6 @@ export function useWebPages(options: WebPagesOptions = {}): Plugin {
         return endResponse(new Response(null, { status: 304, headers }));
       }
       return endResponse(respond(request, shell.html, { headers }));
-    },
-
-    onResponse({ request, response, setResponse }) {
-      // The HTML answer of /graphql is GraphiQL's. The content type is asked first: every answer
-      // passes here, and parsing its URL again cost ~1% of an uncached read.
-      if (!graphiql || !response.headers.get("content-type")?.startsWith("text/html")) return;
-      if (new URL(request.url).pathname !== "/graphql") return;
-      const headers = new Headers(response.headers);
-      headers.set("Content-Security-Policy", GRAPHIQL_CSP);
-      headers.set("Cache-Control", "no-cache");
-      for (const [key, value] of Object.entries(COMMON_HEADERS)) headers.set(key, value);
-      setResponse(new Response(response.body, { status: response.status, headers }));
     },
   };
 }

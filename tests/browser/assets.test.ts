@@ -1,14 +1,14 @@
 /**
  * The pages over HTTP, without a browser: each page's shell and its assets answer with the right
- * Content-Type, caching and security headers; assets are same-origin, content-hashed and gzipped
- * when asked; GraphiQL's page carries its own policy. And the pages' copies of the server's lists
+ * Content-Type, caching and security headers; assets are same-origin, content-hashed and compressed
+ * (brotli or gzip) when asked; GraphiQL's page carries its own policy. And the pages' copies of the server's lists
  * and their pure helpers behave.
  */
-import { gunzipSync } from "node:zlib";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { describe, expect, test } from "@jest/globals";
 import { createPatch } from "rfc6902";
 import { type PatchOperation, patchChanges } from "../../src/web/client/diff.ts";
-import { acceptsGzip, GRAPHIQL_CSP, PAGE_CSP, pageOf } from "../../src/web/web.plugin.ts";
+import { acceptsEncoding, GRAPHIQL_CSP, PAGE_CSP, pageOf } from "../../src/web/web.plugin.ts";
 import { app, call } from "../helpers.ts";
 
 const PAGES = ["/", "/intake", "/reviews", "/providers/some-agent"];
@@ -97,7 +97,7 @@ describe("assets", () => {
     const html = await (await get("/intake")).text();
     const script = assetUrls(html).find((u) => u.includes("/intake-")) as string;
     const plain = Buffer.from(await (await get(script)).arrayBuffer());
-    const zipped = await get(script, { "accept-encoding": "gzip, deflate, br" });
+    const zipped = await get(script, { "accept-encoding": "gzip, deflate" });
     expect(zipped.headers.get("content-encoding")).toBe("gzip");
     expect(zipped.headers.get("vary")).toBe("Accept-Encoding");
     const bytes = Buffer.from(await zipped.arrayBuffer());
@@ -123,13 +123,26 @@ describe("assets", () => {
     }
   });
 
-  test("acceptsGzip reads Accept-Encoding", () => {
-    expect(acceptsGzip("gzip")).toBe(true);
-    expect(acceptsGzip("br, gzip;q=0.5")).toBe(true);
-    expect(acceptsGzip("*")).toBe(true);
-    expect(acceptsGzip("gzip;q=0")).toBe(false);
-    expect(acceptsGzip("br")).toBe(false);
-    expect(acceptsGzip(null)).toBe(false);
+  test("acceptsEncoding reads Accept-Encoding", () => {
+    expect(acceptsEncoding("gzip", "gzip")).toBe(true);
+    expect(acceptsEncoding("br, gzip;q=0.5", "gzip")).toBe(true);
+    expect(acceptsEncoding("br, gzip;q=0.5", "br")).toBe(true);
+    expect(acceptsEncoding("*", "br")).toBe(true);
+    expect(acceptsEncoding("gzip;q=0", "gzip")).toBe(false);
+    expect(acceptsEncoding("br;q=0, *", "br")).toBe(false);
+    expect(acceptsEncoding("*, br;q=0", "br")).toBe(false);
+    expect(acceptsEncoding("*;q=0, gzip", "gzip")).toBe(true);
+    expect(acceptsEncoding("br", "gzip")).toBe(false);
+    expect(acceptsEncoding(null, "gzip")).toBe(false);
+  });
+
+  test("a script is compressed with brotli for a client that takes it", async () => {
+    const html = await (await get("/intake")).text();
+    const script = assetUrls(html).find((u) => u.includes("/intake-")) as string;
+    const plain = Buffer.from(await (await get(script)).arrayBuffer());
+    const br = await get(script, { "accept-encoding": "gzip, deflate, br" });
+    expect(br.headers.get("content-encoding")).toBe("br");
+    expect(brotliDecompressSync(Buffer.from(await br.arrayBuffer())).equals(plain)).toBe(true);
   });
 });
 

@@ -7,7 +7,7 @@ import { describe, expect, test } from "@jest/globals";
 import { call } from "../helpers.ts";
 
 describe("GraphiQL", () => {
-  test("is served at /graphql to a browser with every asset inline (no external script or stylesheet)", async () => {
+  test("is served at /graphql to a browser with every asset served locally (no external script or stylesheet)", async () => {
     const page = await call("GET", "/graphql", { headers: { accept: "text/html" } });
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toMatch(/text\/html/);
