@@ -2,6 +2,7 @@
  * Starts the service: reads the configuration, migrates the database, listens, and drains on
  * SIGTERM (API.md §6; the timing is `config.drain`, see DrainConfig in config.ts):
  * 1. readiness (/ready) answers 503 at once, and every answer from then on says `Connection: close`;
+ *    WebSockets are closed (1001) and no more are accepted;
  * 2. after DRAIN_DELAY_MS (default 0) the listener closes: new connections are refused, idle
  *    keep-alive connections are closed, requests in flight run to the end;
  * 3. when the last connection has closed, the app and the database are closed and the process exits 0;
@@ -15,6 +16,7 @@ import { loadConfig } from "./config.ts";
 import { openDb } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { writeLogLine } from "./http/request.log.ts";
+import { attachWebSocket } from "./http/websocket.ts";
 import { createApp } from "./yoga.ts";
 
 // V8 "pretenures" an allocation site, allocating its objects straight into the old generation from
@@ -49,6 +51,8 @@ const server = createServer((req, res) => {
   if (state.draining) res.shouldKeepAlive = false;
   app(req, res);
 });
+// GraphQL over WebSocket (graphql-ws) at /graphql, beside SSE.
+const sockets = attachWebSocket(server, app, config);
 
 server.listen(config.port, config.host, () => {
   // The bound port, which differs from the configured one when that is 0 (any free port).
@@ -97,6 +101,9 @@ function drain(signal: string): void {
   const { delayMs, timeoutMs } = config.drain;
   log({ level: "info", msg: "draining", signal, inFlight: inFlight.size, delayMs, timeoutMs });
   for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+  // An upgraded socket is not a request: it would hold the drain until the deadline. Closed at once
+  // (1001 Going Away), as the feed ends SSE streams, so its clients reconnect to another replica.
+  void sockets.close();
   setTimeout(() => void exit(1), timeoutMs);
   if (delayMs > 0) setTimeout(stopListening, delayMs);
   else stopListening();
