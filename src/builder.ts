@@ -3,11 +3,13 @@
  */
 import SchemaBuilder from "@pothos/core";
 import PrismaPlugin from "@pothos/plugin-prisma";
+import RelayPlugin, { decodeGlobalID } from "@pothos/plugin-relay";
 import ScopeAuthPlugin from "@pothos/plugin-scope-auth";
+import { GraphQLError } from "graphql";
 import type { Viewer } from "./auth/viewer.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/client.ts";
-import { forbidden, unauthenticated } from "./errors.ts";
+import { badInput, forbidden, notFound, unauthenticated } from "./errors.ts";
 import type PrismaTypes from "./generated/pothos-prisma-types.ts";
 import { getDatamodel } from "./generated/pothos-prisma-types.ts";
 
@@ -49,8 +51,34 @@ export const builder = new SchemaBuilder<{
     ownerOf: string;
   };
 }>({
-  plugins: [ScopeAuthPlugin, PrismaPlugin],
+  plugins: [ScopeAuthPlugin, PrismaPlugin, RelayPlugin],
   defaultFieldNullability: false,
+  // Global object identification only: `Node`, `id: ID!` on the types with an identity and
+  // `Query.node(id)`. Lists stay `{ items, nextCursor }`, mutations take plain arguments; `nodes`
+  // is left out, so the alias limit bounds how many look-ups one request makes.
+  relay: {
+    clientMutationId: "omit",
+    nodesQueryOptions: false,
+    nodeQueryOptions: {
+      description: "Any object with a global `id`, for whoever may see it (as its own look-up decides).",
+      resolve: (_root, { id }, _ctx, info, resolveNode) => {
+        // A well-formed ID of a type that is not a Node names nothing.
+        const type = info.schema.getType(id.typename);
+        if (!type || !("getInterfaces" in type) || !type.getInterfaces().some((i) => i.name === "Node")) {
+          throw notFound(`No node "${id.typename}"`);
+        }
+        return resolveNode(id);
+      },
+    },
+    // An ID that does not decode is refused as bad input naming the argument, never an internal error.
+    decodeGlobalID: (globalID) => {
+      try {
+        return decodeGlobalID(globalID);
+      } catch {
+        throw badInput("id is not an ID this service issued", [{ path: "id", message: "not a global ID" }]);
+      }
+    },
+  },
   prisma: {
     client: (ctx) => ctx.db,
     dmmf: getDatamodel(),
@@ -69,14 +97,31 @@ export const builder = new SchemaBuilder<{
   },
 });
 
+/**
+ * An RFC 3339 date-time: a date, a time with seconds (a fraction optional) and an offset (`Z` or
+ * `±hh:mm`), e.g. 2026-11-21T12:00:00Z. Anything else — a date alone, a time without an offset, a
+ * number — names no single instant, so it is refused.
+ */
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/;
+
+/** The instant an RFC 3339 date-time names; throws, in plain words, for anything else. */
+export function parseDateTime(value: unknown): Date {
+  const parts = typeof value === "string" ? DATE_TIME.exec(value) : null;
+  const date = parts ? new Date(value as string) : null;
+  // The calendar holds (no 31 June): the parsed day is the day written, in the offset written.
+  const [, year, month, day] = parts ?? [];
+  const written = date && new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
+  if (!date || Number.isNaN(date.getTime()) || written?.getUTCDate() !== Number(day) || Number(month) > 12) {
+    throw new GraphQLError("must be an RFC 3339 date-time with an offset, e.g. 2026-11-21T12:00:00Z");
+  }
+  return date;
+}
+
 builder.scalarType("DateTime", {
-  description: "An ISO-8601 instant in UTC, e.g. 2026-01-31T12:00:00.000Z",
-  serialize: (value) => (value instanceof Date ? value : new Date(String(value))).toISOString(),
-  parseValue: (value) => {
-    const date = new Date(String(value));
-    if (Number.isNaN(date.getTime())) throw new TypeError("DateTime must be an ISO-8601 instant");
-    return date;
-  },
+  description: "An instant as an RFC 3339 date-time with an offset; answered in UTC, e.g. 2026-01-31T12:00:00.000Z",
+  specifiedByURL: "https://scalars.graphql.org/andimarek/date-time",
+  serialize: (value) => (value instanceof Date ? value : parseDateTime(value)).toISOString(),
+  parseValue: parseDateTime,
 });
 
 builder.scalarType("JSON", {

@@ -3,6 +3,10 @@ import { GraphQLError } from "graphql";
 /** The error codes of API.md §5 and their HTTP statuses. */
 export const ERROR_STATUS = {
   BAD_USER_INPUT: 400,
+  /** A GraphQL document that does not parse (GraphQL only: REST runs fixed documents). */
+  GRAPHQL_PARSE_FAILED: 400,
+  /** A GraphQL document that parses but does not validate against the schema or the GraphQL limits. */
+  GRAPHQL_VALIDATION_FAILED: 400,
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
@@ -28,6 +32,8 @@ export interface FieldError {
 /** The title a problem document carries for each code. */
 export const ERROR_TITLE: Record<ErrorCode, string> = {
   BAD_USER_INPUT: "Bad request",
+  GRAPHQL_PARSE_FAILED: "GraphQL document does not parse",
+  GRAPHQL_VALIDATION_FAILED: "GraphQL document is not valid",
   UNAUTHENTICATED: "Authentication required",
   FORBIDDEN: "Forbidden",
   NOT_FOUND: "Not found",

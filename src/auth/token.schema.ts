@@ -2,11 +2,12 @@
  * Token rotation and revocation. Tokens are minted and hashed before the transaction opens; the
  * plaintext is answered once with `Cache-Control: no-store` and never stored.
  */
+import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "../builder.ts";
 import { badInput, notFound } from "../errors.ts";
 import { noteFeed } from "../feed/feed.outbox.ts";
 import { AccessTokenRef } from "../providers/provider.types.ts";
-import { ownerScope } from "../providers/provider.visibility.ts";
+import { isPrivileged, ownerScope } from "../providers/provider.visibility.ts";
 import { fits } from "../text.ts";
 import { mintToken } from "./agent.token.ts";
 import { issueToken, MAX_ACTIVE_TOKENS, revokeToken } from "./token.store.ts";
@@ -21,6 +22,20 @@ const IssuedTokenRef = builder.objectRef<{ accessToken: string; tokenRowId: numb
         ctx.db.accessToken.findUniqueOrThrow({ ...query, where: { id: issued.tokenRowId } }),
     }),
   }),
+});
+
+/**
+ * A token's metadata under its Node ID: for whoever sees it in its provider's `tokens` (the owner
+ * and reviewers); not found for anyone else, so token IDs cannot be probed.
+ */
+builder.nodeRef(AccessTokenRef, {
+  id: { resolve: (token: { tokenId: string }) => token.tokenId },
+  loadWithoutCache: async (tokenId, ctx, info) => {
+    const query = queryFromInfo({ context: ctx, info, typeName: "AccessToken" });
+    const token = await ctx.db.accessToken.findUnique({ ...(query as object), where: { tokenId } });
+    if (!token || !isPrivileged(ctx.viewer, token.providerId)) throw notFound(`No token "${tokenId}"`);
+    return token;
+  },
 });
 
 builder.mutationFields((t) => ({

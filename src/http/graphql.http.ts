@@ -1,6 +1,7 @@
 /**
- * GraphQL over HTTP at /graphql: the contract's error codes on every answer, and the common request
- * (a POST of a JSON query or mutation, answered as JSON) run from `onRequest`, as the REST routes are.
+ * GraphQL over HTTP at /graphql: the contract's error codes and the statuses of the GraphQL-over-HTTP
+ * specification on every answer (`withErrorCodes`), and the common request (a POST of a JSON query
+ * or mutation, answered as JSON) run from `onRequest`, as the REST routes are.
  *
  * Yoga passes every request through its stages in turn — request parsers, `onParams`, the operation,
  * `onResultProcess`, each stage a promise and a turn of the microtask queue — and that pipeline was
@@ -21,32 +22,67 @@
  */
 import { GraphQLError } from "graphql";
 import { type Plugin, processRegularResult } from "graphql-yoga";
-import { badInput, codeOfStatus, isErrorCode } from "../errors.ts";
+import { badInput, codeOfStatus, ERROR_STATUS, type ErrorCode, isErrorCode } from "../errors.ts";
 import { type OperationParams, type OperationRunner, operationRunner } from "./operation.runner.ts";
 import { graphqlErrorResponse } from "./rest/problem.ts";
 import { bodyText } from "./text.plugin.ts";
 
 /** Yoga's maker of a request's envelope (graphql.limits.ts takes it from here). */
 
+/** The codes of a request refused for what its GraphQL says: its document, its variables, its input. */
+const REQUEST_ERRORS = new Set<ErrorCode>(["BAD_USER_INPUT", "GRAPHQL_PARSE_FAILED", "GRAPHQL_VALIDATION_FAILED"]);
+
 /**
- * The errors of a result carry the contract's code: Yoga's own refusals by their HTTP status (a 405
- * is METHOD_NOT_ALLOWED), any other request error of GraphQL itself is bad input. The error is
- * copied, not changed: an error's extensions may be read-only (graphql-jit's are).
+ * The HTTP part of an error's extensions, as the GraphQL-over-HTTP specification sets statuses
+ * (Yoga's processor reads `status`, and skips errors marked `spec` when it answers
+ * `application/json`). An operation that ran (its result has `data`, even null) is answered 200
+ * whatever its field errors: their statuses go, their headers (`WWW-Authenticate`) stay. An operation
+ * that did not run keeps its error's status; a request error — a document that does not parse or
+ * validate, no operation to run, variables or text that do not fit — is `spec`: 200 as
+ * `application/json`, 400 as `application/graphql-response+json`. A request that is not a
+ * well-formed GraphQL request at all (Yoga's BAD_REQUEST: no query, a body that is not JSON, unknown
+ * parameters, a mutation by GET) and the transport's refusals (credentials, rate limits, an
+ * Idempotency-Key) keep their 4xx under both.
  */
-function withErrorCodes(result: unknown): void {
+function httpOf(
+  http: { status?: number; spec?: boolean; headers?: Record<string, string> } | undefined,
+  given: unknown,
+  code: ErrorCode,
+  executed: boolean,
+) {
+  if (executed) return http?.headers ? { headers: http.headers } : undefined;
+  const spec = given !== "BAD_REQUEST" && REQUEST_ERRORS.has(code);
+  if (!http && !spec) return undefined;
+  return { ...http, status: http?.status ?? ERROR_STATUS[code], spec };
+}
+
+/**
+ * The errors of a result carry the contract's code and the status the GraphQL-over-HTTP
+ * specification gives them (`httpOf`): Yoga's own refusals by their HTTP status (a 405 is
+ * METHOD_NOT_ALLOWED), any other request error of GraphQL itself is bad input, a document's are
+ * GRAPHQL_PARSE_FAILED or GRAPHQL_VALIDATION_FAILED (Yoga's codes). The error is copied, not changed:
+ * an error's extensions may be read-only (graphql-jit's are).
+ */
+export function withErrorCodes(result: unknown): void {
   for (const r of (Array.isArray(result) ? result : [result]) as { errors?: readonly GraphQLError[] }[]) {
     if (!r.errors) continue;
+    const executed = "data" in r;
     r.errors = r.errors.map((error) => {
       // Yoga's parser of a body that is not JSON puts the JSON parser's own words in `originalError`:
-      // never shown. Yoga answers that body 400 whatever the Accept; so does its copy.
-      const { originalError: parserWords, ...extensions } = error.extensions ?? {};
-      if (isErrorCode(extensions.code) && !parserWords) return error;
-      const code = isErrorCode(extensions.code) ? extensions.code : codeOfStatus(extensions.http?.status);
-      if (parserWords && extensions.http) extensions.http = { ...extensions.http, spec: false };
+      // never shown.
+      const { originalError: parserWords, http, ...extensions } = error.extensions ?? {};
+      const given = extensions.code;
+      const code = isErrorCode(given) ? given : codeOfStatus(http?.status);
+      const httpNow = httpOf(http, given, code, executed);
+      if (code === given && !parserWords && !http && !httpNow) return error;
+      // Its nodes, source and positions too: Yoga writes `locations` from them.
       const coded = new GraphQLError(error.message, {
+        nodes: error.nodes,
+        source: error.source,
+        positions: error.positions,
         path: error.path,
         originalError: error.originalError,
-        extensions: { ...extensions, code },
+        extensions: { ...extensions, code, ...(httpNow ? { http: httpNow } : {}) },
       });
       return Object.assign(coded, { locations: error.locations });
     });

@@ -170,7 +170,9 @@ const ImportResultRef = builder.objectRef<ImportAnswer>("ImportResult").implemen
 builder.queryFields((t) => ({
   agentCard: t.field({
     type: AgentCardRef,
-    description: "A provider as an A2A v1.0 agent card, for whoever may see the provider.",
+    nullable: true,
+    description:
+      "A provider as an A2A v1.0 agent card, for whoever may see the provider; null, with a NOT_FOUND error, for anyone else.",
     args: { providerCode: t.arg.string({ required: true }) },
     resolve: async (_root, args, ctx) => {
       const provider = await ctx.db.provider.findUnique({

@@ -17,31 +17,16 @@ import { badInput } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { decodeCursor, page } from "../pagination.ts";
 
-/** ISO 8601: a date, or a date and time with seconds optional and an offset required (`Z`, `+02:00`). */
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/i;
-
-/** `updatedSince` as an instant, or a 400 naming it (`path` is the argument's name). */
-export function updatedSinceOf(value: string | null | undefined, path = "updatedSince"): Date | null {
-  if (value === null || value === undefined) return null;
-  const text = value.trim();
-  const date = ISO_8601.test(text) ? new Date(text) : new Date(Number.NaN);
-  if (Number.isNaN(date.getTime())) {
-    throw badInput(`${path} must be an ISO 8601 timestamp, e.g. 2026-11-21T12:00:00Z`, [
-      { path, message: "not an ISO 8601 timestamp with an offset (e.g. 2026-11-21T12:00:00Z)" },
-    ]);
-  }
-  return date;
-}
-
 /** The two arguments, as a list query declares them. */
 export function changeFeedArgs(t: Parameters<Parameters<typeof builder.queryField>[1]>[0]) {
   return {
     includeRetired: t.arg.boolean({
       description: "Include RETIRED providers (hidden by default); `?includeRetired=true` in REST",
     }),
-    updatedSince: t.arg.string({
+    updatedSince: t.arg({
+      type: "DateTime",
       description:
-        "Only providers updated at or after this ISO 8601 instant (e.g. 2026-11-21T12:00:00Z); without a search the list is then oldest change first, for polling",
+        "Only providers updated at or after this instant (e.g. 2026-11-21T12:00:00Z); without a search the list is then oldest change first, for polling",
     }),
   };
 }

@@ -6,7 +6,7 @@
 import { actorOf } from "../auth/viewer.ts";
 import { builder } from "../builder.ts";
 import { notFound } from "../errors.ts";
-import { ifMatchOf } from "../http/if-match.ts";
+import { IF_VERSION_DESCRIPTION, ifMatchOf } from "../http/if-match.ts";
 import { changeLifecycle, MAX_LIFECYCLE_MESSAGE } from "./provider.lifecycle.ts";
 import { relationsAsked } from "./provider.relations.ts";
 import { type PredecessorRow, readProvider } from "./provider.store.ts";
@@ -64,7 +64,7 @@ builder.mutationField("setProviderLifecycle", (t) =>
   t.field({
     type: ProviderRef,
     description:
-      "Deprecates (message required, successor optional), retires (message and successor optional) or reactivates a provider, recording a new version and a timeline event. The owner (agent token) or a reviewer; retirement is final for the owner, only a reviewer can undo it. Send If-Match to refuse a stale change.",
+      "Deprecates (message required, successor optional), retires (message and successor optional) or reactivates a provider, recording a new version and a timeline event. The owner (agent token) or a reviewer; retirement is final for the owner, only a reviewer can undo it. Send ifVersion (or If-Match) to refuse a stale change.",
     authScopes: (_root, args, ctx) => ownerScope(ctx, args.providerCode, true),
     args: {
       providerCode: t.arg.string({ required: true }),
@@ -76,6 +76,7 @@ builder.mutationField("setProviderLifecycle", (t) =>
         description:
           "The providerCode of the agent to use instead: an existing provider everyone may see, not RETIRED, not this one, and not one whose successors lead back here",
       }),
+      ifVersion: t.arg.int({ description: IF_VERSION_DESCRIPTION }),
     },
     resolve: async (_root, args, ctx, info) => {
       const asked = relationsAsked(ctx, info);
@@ -86,7 +87,7 @@ builder.mutationField("setProviderLifecycle", (t) =>
           request: { state: args.state, message: args.message, successorCode: args.successorCode },
           actor: actorOf(ctx.viewer),
           by: ctx.viewer.kind === "reviewer" ? "reviewer" : "owner",
-          ifMatch: ifMatchOf(ctx),
+          ifMatch: ifMatchOf(ctx, args.ifVersion),
           // A successor is for everyone to follow: one the public may see (so codes cannot be probed).
           canSeeSuccessor: (successor) => canSee({ kind: "anonymous" }, successor),
         },

@@ -7,11 +7,11 @@ import { builder, type Context } from "../builder.ts";
 import type { Queryable } from "../db/client.ts";
 import { badInput, notFound } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
-import { ifMatchOf } from "../http/if-match.ts";
+import { IF_VERSION_DESCRIPTION, ifMatchOf } from "../http/if-match.ts";
 import { idempotencyOf, REPLAY_NOTICE } from "../idempotency/idempotency.plugin.ts";
 import { commitInTransaction } from "../idempotency/idempotency.store.ts";
 import { decodeCursor, page, pageSize } from "../pagination.ts";
-import { changeFeedArgs, changesPage, lifecycleFilters, updatedSinceOf } from "./provider.changes.ts";
+import { changeFeedArgs, changesPage, lifecycleFilters } from "./provider.changes.ts";
 import {
   changeLifecycle,
   type LifecycleState,
@@ -22,13 +22,14 @@ import {
 import { relationsAsked } from "./provider.relations.ts";
 import { type Intake, labelFilter, validateIntake, validatePatch } from "./provider.rules.ts";
 import { searchProviders, searchWords } from "./provider.search.store.ts";
-import { readProvider, SUMMARY_SELECT } from "./provider.store.ts";
+import { type Relations, readProvider, SUMMARY_SELECT } from "./provider.store.ts";
 import {
   AgentType,
   IntakeResultRef,
   LifecycleEnum,
   ProviderPageRef,
   ProviderRef,
+  ProviderSummaryRef,
   profileArgs,
   ReviewStage,
   TrustTier,
@@ -63,7 +64,7 @@ builder.queryFields((t) => ({
       const filter = labelFilter(args.labels);
       if (!filter.ok) throw badInput("labels is not a valid filter", filter.errors);
       const labels = filter.value;
-      const since = updatedSinceOf(args.updatedSince);
+      const since = args.updatedSince ?? null;
       // The filters, once, for both paths: the caller's visibility rule and every argument given.
       const filters: Prisma.ProviderWhereInput[] = [
         listableWhere(ctx.viewer),
@@ -117,22 +118,43 @@ builder.queryFields((t) => ({
 
   provider: t.field({
     type: ProviderRef,
-    description: "A provider's full profile.",
+    nullable: true,
+    description: "A provider's full profile; null, with a NOT_FOUND error, when there is none the caller may see.",
     args: { providerCode: t.arg.string({ required: true }) },
     resolve: async (_root, args, ctx, info) => {
-      // One round trip: the row with its tokens (only a signed-in caller may be shown them) and
-      // timeline, when the operation asks for them (provider.store.ts).
-      const asked = relationsAsked(ctx, info);
-      const provider = await readProvider(ctx.db, args.providerCode, {
-        tokens: ctx.viewer.kind !== "anonymous" && asked.tokens,
-        events: asked.events,
-      });
-      assertVisible(ctx.viewer, provider, args.providerCode);
+      const provider = await visibleProvider(ctx, args.providerCode, relationsAsked(ctx, info));
       ctx.response.headers.set("ETag", `"${provider.version}"`);
       return provider;
     },
   }),
 }));
+
+const NO_RELATIONS: Relations = Object.freeze({ tokens: false, events: false });
+
+/**
+ * The profile the caller may see, or NOT_FOUND: the look-up of `provider` and of a provider's Node ID.
+ * One round trip: the row with its tokens (only a signed-in caller may be shown them) and timeline,
+ * when the operation asks for them (provider.store.ts).
+ */
+async function visibleProvider(ctx: Context, providerCode: string, asked: Relations) {
+  const provider = await readProvider(ctx.db, providerCode, {
+    tokens: ctx.viewer.kind !== "anonymous" && asked.tokens,
+    events: asked.events,
+  });
+  assertVisible(ctx.viewer, provider, providerCode);
+  return provider;
+}
+
+// A profile and a list's summary of it are two views of one provider: each its own Node, keyed by
+// the code, loaded by the same look-up (under a Node ID, relations asked for load on their own).
+builder.nodeRef(ProviderRef, {
+  id: { resolve: (p: { providerCode: string }) => p.providerCode },
+  loadWithoutCache: (providerCode, ctx) => visibleProvider(ctx, providerCode, NO_RELATIONS),
+});
+builder.nodeRef(ProviderSummaryRef, {
+  id: { resolve: (p: { providerCode: string }) => p.providerCode },
+  loadWithoutCache: (providerCode, ctx) => visibleProvider(ctx, providerCode, NO_RELATIONS),
+});
 
 /**
  * Writes a valid intake for the caller (createProvider, importProvider): an Idempotency-Key
@@ -182,7 +204,7 @@ builder.mutationFields((t) => ({
   updateProvider: t.field({
     type: ProviderRef,
     description:
-      "Changes the given fields of the caller's own profile and records a new version. Send If-Match to refuse a stale update.",
+      "Changes the given fields of the caller's own profile and records a new version. Send ifVersion (or If-Match) to refuse a stale update.",
     authScopes: (_root, args, ctx) => ownerScope(ctx, args.providerCode),
     args: {
       providerCode: t.arg.string({ required: true }),
@@ -194,8 +216,14 @@ builder.mutationFields((t) => ({
         description: `Why, at most ${MAX_LIFECYCLE_MESSAGE} characters; required to deprecate`,
       }),
       successorCode: t.arg.string({ description: "The providerCode of the agent to use instead" }),
+      ifVersion: t.arg.int({ description: IF_VERSION_DESCRIPTION }),
     },
-    resolve: async (_root, { providerCode, lifecycle, lifecycleMessage, successorCode, ...fields }, ctx, info) => {
+    resolve: async (
+      _root,
+      { providerCode, lifecycle, lifecycleMessage, successorCode, ifVersion, ...fields },
+      ctx,
+      info,
+    ) => {
       // The profile as this PATCH left it, read in its transaction in one round trip
       // (provider.store.ts): after the commit it could already hold a concurrent later PATCH,
       // unlike the ETag. The caller is its owner.
@@ -218,7 +246,7 @@ builder.mutationFields((t) => ({
             paths: PATCH_PATHS,
             actor: `agent:${providerCode}`,
             by: "owner",
-            ifMatch: ifMatchOf(ctx),
+            ifMatch: ifMatchOf(ctx, ifVersion),
             canSeeSuccessor: (successor) => canSee({ kind: "anonymous" }, successor),
           },
           readBack,
@@ -232,7 +260,7 @@ builder.mutationFields((t) => ({
             providerCode,
             patch: patch.value,
             actor: `agent:${providerCode}`,
-            ifMatch: ifMatchOf(ctx),
+            ifMatch: ifMatchOf(ctx, ifVersion),
           },
           readBack,
         );

@@ -2,7 +2,7 @@
  * The version history of a profile (`provider_versions`): newest first in lists, one version with
  * its snapshot on its own. Who may read it is who may read the profile.
  */
-import { builder } from "../builder.ts";
+import { builder, type Context } from "../builder.ts";
 import { notFound } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { decodeCursor, page, pageSize } from "../pagination.ts";
@@ -107,22 +107,42 @@ builder.queryFields((t) => ({
 
   providerVersion: t.field({
     type: ProviderVersionRef,
-    description: "One version of a provider's profile, with its snapshot.",
+    nullable: true,
+    description:
+      "One version of a provider's profile, with its snapshot; null, with a NOT_FOUND error, when there is none the caller may see.",
     args: { providerCode: t.arg.string({ required: true }), version: t.arg.int({ required: true }) },
-    resolve: async (_root, args, ctx) => {
-      const provider = await ctx.db.provider.findUnique({
-        where: { providerCode: args.providerCode },
-        select: {
-          id: true,
-          visibility: true,
-          reviewStage: true,
-          versions: { where: { version: args.version }, include: { provider: { select: { providerCode: true } } } },
-        },
-      });
-      assertVisible(ctx.viewer, provider, args.providerCode);
-      const version = provider.versions[0];
-      if (!version) throw notFound(`No version ${args.version} of provider "${args.providerCode}"`);
-      return version;
-    },
+    resolve: (_root, args, ctx) => visibleVersion(ctx, args.providerCode, args.version),
   }),
 }));
+
+/** One version of a profile the caller may see, or NOT_FOUND: the look-up of `providerVersion` and of its Node IDs. */
+async function visibleVersion(ctx: Context, providerCode: string, version: number): Promise<VersionRow> {
+  const provider = await ctx.db.provider.findUnique({
+    where: { providerCode },
+    select: {
+      id: true,
+      visibility: true,
+      reviewStage: true,
+      versions: { where: { version }, include: { provider: { select: { providerCode: true } } } },
+    },
+  });
+  assertVisible(ctx.viewer, provider, providerCode);
+  const found = provider.versions[0];
+  if (!found) throw notFound(`No version ${version} of provider "${providerCode}"`);
+  return found;
+}
+
+/**
+ * A version's Node key: `<providerCode>:<version>` (a code holds no colon). A key that names no
+ * version of any provider is not found, as a look-up of it would be.
+ */
+const versionKey = (v: VersionRow) => `${v.provider.providerCode}:${v.version}`;
+function loadVersion(key: string, ctx: Context) {
+  const at = key.lastIndexOf(":");
+  const version = key.slice(at + 1);
+  if (at < 1 || !/^[1-9][0-9]{0,8}$/.test(version)) throw notFound(`No version "${key}"`);
+  return visibleVersion(ctx, key.slice(0, at), Number(version));
+}
+for (const ref of [ProviderVersionRef, VersionSummaryRef]) {
+  builder.nodeRef(ref, { id: { resolve: versionKey }, loadWithoutCache: loadVersion });
+}

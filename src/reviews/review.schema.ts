@@ -1,13 +1,13 @@
 /**
  * The review domain's GraphQL surface: the review type, the reviewers' queue and one review.
  */
+import { queryFromInfo } from "@pothos/plugin-prisma";
 import { MAX_SUBJECT } from "../auth/reviewer.jwt.ts";
 import { actorOf } from "../auth/viewer.ts";
 import { builder, type Context } from "../builder.ts";
 import { badInput, notFound, unauthenticated } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { decodeCursor, page, pageSize } from "../pagination.ts";
-import { updatedSinceOf } from "../providers/provider.changes.ts";
 import { ProviderRef, TrustTier } from "../providers/provider.types.ts";
 import { fits } from "../text.ts";
 import { ACTIVE_STATUSES, DECISIONS, PRIORITIES, REVIEW_KINDS, REVIEW_STATUSES } from "./review.rules.ts";
@@ -69,15 +69,16 @@ builder.queryFields((t) => ({
       assignedTo: t.arg.string({ description: "A reviewer's subject" }),
       providerCode: t.arg.string(),
       search: t.arg.string({ description: "Words of the review code, provider code or provider name" }),
-      updatedSince: t.arg.string({
-        description: "Only reviews updated at or after this ISO 8601 instant (e.g. 2026-11-21T12:00:00Z)",
+      updatedSince: t.arg({
+        type: "DateTime",
+        description: "Only reviews updated at or after this instant (e.g. 2026-11-21T12:00:00Z)",
       }),
       limit: t.arg.int({ description: "Page size, 1–100 (default 20)" }),
       cursor: t.arg.string(),
     },
     resolve: async (_root, args, ctx) => {
       const limit = pageSize(args.limit);
-      const since = updatedSinceOf(args.updatedSince);
+      const since = args.updatedSince ?? null;
       if (args.status && !(ACTIVE_STATUSES as readonly string[]).includes(args.status)) {
         throw badInput(`status must be one of the active statuses ${ACTIVE_STATUSES.join(", ")}`, [
           { path: "status", message: "the queue holds active reviews only" },
@@ -125,19 +126,34 @@ builder.queryFields((t) => ({
 
   review: t.prismaField({
     type: ReviewRef,
-    description: "One review: for reviewers, and for the owner of its provider.",
+    nullable: true,
+    description:
+      "One review: for reviewers, and for the owner of its provider; null, with a NOT_FOUND error, for anyone else.",
     args: { reviewCode: t.arg.string({ required: true }) },
-    resolve: async (query, _root, args, ctx) => {
-      if (ctx.viewer.kind === "anonymous") throw unauthenticated();
-      const review = await ctx.db.review.findUnique({ ...query, where: { reviewCode: args.reviewCode } });
-      const viewer = ctx.viewer;
-      if (!review || (viewer.kind === "agent" && viewer.providerId !== review.providerId)) {
-        throw notFound(`No review "${args.reviewCode}"`);
-      }
-      return review;
-    },
+    resolve: (query, _root, args, ctx) => visibleReview(ctx, args.reviewCode, query),
   }),
 }));
+
+/**
+ * A review the caller may see, or NOT_FOUND (UNAUTHENTICATED without credentials): the look-up of
+ * `review` and of a review's Node ID. Another agent's review is not found, so codes cannot be probed.
+ */
+async function visibleReview(ctx: Context, reviewCode: string, query: { include?: object; select?: object }) {
+  if (ctx.viewer.kind === "anonymous") throw unauthenticated();
+  const review = await ctx.db.review.findUnique({ ...(query as object), where: { reviewCode } });
+  const viewer = ctx.viewer;
+  if (!review || (viewer.kind === "agent" && viewer.providerId !== review.providerId)) {
+    throw notFound(`No review "${reviewCode}"`);
+  }
+  return review;
+}
+
+builder.nodeRef(ReviewRef, {
+  id: { resolve: (r: { reviewCode: string }) => r.reviewCode },
+  // What the operation selects beneath the node, as `review` gets it as `query`.
+  loadWithoutCache: (reviewCode, ctx, info) =>
+    visibleReview(ctx, reviewCode, queryFromInfo({ context: ctx, info, typeName: "Review" })),
+});
 
 // ── The workflow ────────────────────────────────────────────────────────────────────────────
 const ReviewDecision = builder.enumType("ReviewDecision", { values: DECISIONS });

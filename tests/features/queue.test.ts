@@ -72,6 +72,7 @@ describe.each(doors)("$name", (door: Door) => {
       expect(expectOk(await queue({ providerCode: kept.providerCode }))).toEqual({
         items: [
           {
+            id: Buffer.from(`Review:${kept.reviewCode}`).toString("base64"),
             reviewCode: kept.reviewCode,
             providerCode: kept.providerCode,
             providerName: `Queue ${word} kept`,

@@ -139,8 +139,8 @@ describe("what is left to Yoga reaches it intact", () => {
     return { status: res.status, body: (await res.json()) as any };
   }
 
-  // Yoga's answers (read off the service before /graphql had a path of its own): a body lost or
-  // changed on its way to Yoga would be answered differently.
+  // Yoga's answers, with the statuses of GraphQL over HTTP for `Accept: */*` (answered as
+  // application/json): a body lost or changed on its way to Yoga would be answered differently.
   const cases: [string, string, number, string][] = [
     ["a body that is not JSON", "{ query: ", 400, "POST body sent invalid JSON."],
     ["a body that is null", "null", 400, "POST body is expected to be object but received null"],
@@ -163,17 +163,17 @@ describe("what is left to Yoga reaches it intact", () => {
       400,
       'Expected "query" param to be a string, but given number.',
     ],
-    ["no query", JSON.stringify({ variables: {} }), 200, "Must provide query string."],
+    ["no query", JSON.stringify({ variables: {} }), 400, "Must provide query string."],
     [
       "an operation name that names none of the operations",
       JSON.stringify({ query: "query A { __typename }", operationName: "B" }),
-      400,
+      200,
       "Could not determine what operation to execute.",
     ],
     [
       "two operations and no name",
       JSON.stringify({ query: "query A { __typename } query B { __typename }" }),
-      400,
+      200,
       "Could not determine what operation to execute.",
     ],
   ];
@@ -195,6 +195,147 @@ describe("what is left to Yoga reaches it intact", () => {
       const answer = await post(body);
       expect(answer.status).toBe(200);
       expect(answer.body).toEqual({ data: { __typename: "Query" } });
+    }
+  });
+});
+
+describe("statuses follow GraphQL over HTTP, for each media type", () => {
+  const JSON_TYPE = "application/json";
+  const GRAPHQL_TYPE = "application/graphql-response+json";
+  const json = (body: unknown) => JSON.stringify(body);
+  // [what, body, content type, token, status as application/json, as graphql-response+json, code]
+  const cases: [string, string, string, string | undefined, number, number, string][] = [
+    // An operation that ran is 200 whatever its field errors, data or not.
+    [
+      "a field error beside data",
+      json({ query: '{ a: provider(providerCode: "none-x") { name } b: health { status } }' }),
+      JSON_TYPE,
+      undefined,
+      200,
+      200,
+      "NOT_FOUND",
+    ],
+    [
+      "a field error that nulls data",
+      json({ query: "{ reviewQueue { nextCursor } }" }),
+      JSON_TYPE,
+      undefined,
+      200,
+      200,
+      "UNAUTHENTICATED",
+    ],
+    [
+      "a resolver's refusal of an argument",
+      json({ query: "{ providers(limit: 0) { nextCursor } }" }),
+      JSON_TYPE,
+      undefined,
+      200,
+      200,
+      "BAD_USER_INPUT",
+    ],
+    // GraphQL's request errors: 200 as application/json, 400 as graphql-response+json.
+    [
+      "a document that does not parse",
+      json({ query: "{ providers { " }),
+      JSON_TYPE,
+      undefined,
+      200,
+      400,
+      "GRAPHQL_PARSE_FAILED",
+    ],
+    [
+      "a document that does not validate",
+      json({ query: "{ providers { nope } }" }),
+      JSON_TYPE,
+      undefined,
+      200,
+      400,
+      "GRAPHQL_VALIDATION_FAILED",
+    ],
+    [
+      "variables that do not fit",
+      json({ query: "query Q($l: Int) { providers(limit: $l) { nextCursor } }", variables: { l: "x" } }),
+      JSON_TYPE,
+      undefined,
+      200,
+      400,
+      "BAD_USER_INPUT",
+    ],
+    [
+      "an operation name that names none",
+      json({ query: "query A { __typename }", operationName: "B" }),
+      JSON_TYPE,
+      undefined,
+      200,
+      400,
+      "BAD_USER_INPUT",
+    ],
+    // Requests that are not well-formed, and the transport's refusals: 4xx under both.
+    ["no query", json({ variables: {} }), JSON_TYPE, undefined, 400, 400, "BAD_USER_INPUT"],
+    ["a body that is not JSON", "{ query: ", JSON_TYPE, undefined, 400, 400, "BAD_USER_INPUT"],
+    [
+      "a body that is not application/json",
+      json({ query: "{ __typename }" }),
+      "text/plain",
+      undefined,
+      415,
+      415,
+      "UNSUPPORTED_MEDIA_TYPE",
+    ],
+    [
+      "a body over the limit",
+      json({ query: `{ __typename }${" ".repeat(70_000)}` }),
+      JSON_TYPE,
+      undefined,
+      413,
+      413,
+      "PAYLOAD_TOO_LARGE",
+    ],
+    [
+      "a credential that does not verify",
+      json({ query: "{ __typename }" }),
+      JSON_TYPE,
+      "agr_not-a-token",
+      401,
+      401,
+      "UNAUTHENTICATED",
+    ],
+  ];
+  for (const [what, body, contentType, token, asJson, asGraphql, code] of cases) {
+    test(`${what}: ${asJson} as ${JSON_TYPE}, ${asGraphql} as ${GRAPHQL_TYPE}, ${code}`, async () => {
+      for (const [accept, status] of [
+        [JSON_TYPE, asJson],
+        [GRAPHQL_TYPE, asGraphql],
+      ] as const) {
+        const answer = await call("POST", "/graphql", {
+          body,
+          token,
+          headers: { accept, "content-type": contentType },
+        });
+        expect({ accept, status: answer.status, code: answer.body.errors?.[0]?.extensions?.code }).toEqual({
+          accept,
+          status,
+          code,
+        });
+      }
+    });
+  }
+
+  test("a field error keeps its headers on a 200: WWW-Authenticate for a missing credential", async () => {
+    const answer = await call("POST", "/graphql", { body: { query: "{ reviewQueue { nextCursor } }" } });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("www-authenticate")).toContain("Bearer");
+    expect(answer.body).toEqual({
+      data: null,
+      errors: [expect.objectContaining({ path: ["reviewQueue"], extensions: { code: "UNAUTHENTICATED" } })],
+    });
+  });
+
+  test("a mutation sent as GET is 405 under both", async () => {
+    const query = encodeURIComponent('mutation { revokeToken(providerCode: "x", tokenId: "y") { tokenId } }');
+    for (const accept of [JSON_TYPE, GRAPHQL_TYPE]) {
+      const answer = await call("GET", `/graphql?query=${query}`, { headers: { accept } });
+      expect({ accept, status: answer.status }).toEqual({ accept, status: 405 });
     }
   });
 });
