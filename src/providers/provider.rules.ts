@@ -271,12 +271,47 @@ const intakeSchema = z
   .strict();
 
 const profileSchema = z.object(fields);
-const patchSchema = profileSchema.partial().strict();
+/** A PATCH's fields; its sections may be partial (applyPatch merges them onto the current ones). */
+const patchSchema = profileSchema
+  .extend({ endpoint: endpoint.partial(), policy: policy.partial().nullable() })
+  .partial()
+  .strict();
+/** The sections a PATCH merges member by member, each checked whole once merged. */
+const SECTIONS = ["endpoint", "policy"] as const;
+const sectionsSchema = profileSchema.pick({ endpoint: true, policy: true }).partial();
 
 /** The owner-editable profile, normalised. */
 export type Profile = z.output<typeof profileSchema>;
 export type Intake = Profile & { providerCode: string | null | undefined };
 export type Patch = z.output<typeof patchSchema>;
+
+/** What zod says in words of its own, in the plain words of the API's other messages; the rules' own messages come first. */
+const AS_A: Record<string, string> = {
+  string: "a string",
+  number: "a number",
+  int: "a whole number",
+  boolean: "true or false",
+  array: "a list",
+  object: "an object",
+};
+function plainWords(issue: z.core.$ZodRawIssue): string | undefined {
+  if (issue.input === null) return "must not be null";
+  switch (issue.code) {
+    case "invalid_type":
+      return issue.input === undefined ? "is required" : AS_A[issue.expected] && `must be ${AS_A[issue.expected]}`;
+    case "invalid_value":
+      return issue.input === undefined ? "is required" : `must be one of: ${issue.values.join(", ")}`;
+    case "too_small":
+    case "too_big": {
+      const small = issue.code === "too_small";
+      const bound = small ? issue.minimum : issue.maximum;
+      const limit = `${issue.inclusive ? (small ? "at least" : "at most") : small ? "more than" : "less than"} ${bound}`;
+      if (issue.origin === "string") return `must be ${limit} characters`;
+      return issue.origin === "array" ? `must have ${limit} items` : `must be ${limit}`;
+    }
+  }
+  return undefined;
+}
 
 function fieldErrors(error: z.ZodError): FieldError[] {
   return error.issues.map((issue) => ({
@@ -289,7 +324,7 @@ export type Validated<T> = { ok: true; value: T } | { ok: false; errors: FieldEr
 
 /** Validates and normalises an intake (every owner-settable field, plus an optional code). */
 export function validateIntake(input: Record<string, unknown>): Validated<Intake> {
-  const result = intakeSchema.safeParse(dropUndefined(input));
+  const result = intakeSchema.safeParse(dropUndefined(input), { error: plainWords });
   return result.success
     ? { ok: true, value: { ...result.data, description: result.data.description ?? null } as Intake }
     : { ok: false, errors: fieldErrors(result.error) };
@@ -301,8 +336,25 @@ export function validatePatch(input: Record<string, unknown>): Validated<Patch> 
   if (Object.keys(present).length === 0) {
     return { ok: false, errors: [{ path: "(body)", message: "name at least one field to change" }] };
   }
-  const result = patchSchema.safeParse(present);
+  const result = patchSchema.safeParse(present, { error: plainWords });
   return result.success ? { ok: true, value: result.data } : { ok: false, errors: fieldErrors(result.error) };
+}
+
+/**
+ * The profile a valid PATCH leaves, as JSON Merge Patch (RFC 7396) says: a field replaces the current
+ * one (lists whole), but a section's members merge onto the current section (none: onto {}) — a
+ * present member sets, null clears, an absent one keeps; a section given as null is cleared. A merged
+ * section must be a complete, valid one; its errors are named by their path (`endpoint.protocol`).
+ */
+export function applyPatch(before: Profile, patch: Patch): Validated<Profile> {
+  const merged: Record<string, unknown> = {};
+  for (const section of SECTIONS) {
+    const members = patch[section];
+    if (members) merged[section] = { ...before[section], ...members };
+  }
+  const result = sectionsSchema.safeParse(merged, { error: plainWords });
+  if (!result.success) return { ok: false, errors: fieldErrors(result.error) };
+  return { ok: true, value: { ...before, ...patch, ...result.data } as Profile };
 }
 
 function dropUndefined(input: Record<string, unknown>): Record<string, unknown> {
@@ -336,7 +388,24 @@ export function snapshotOf(profile: Profile): Profile {
 
 /** The owner fields whose value differs between two profiles. */
 export function changedFields(before: Profile, after: Profile): OwnerField[] {
-  return OWNER_FIELDS.filter((f) => JSON.stringify(before[f]) !== JSON.stringify(after[f]));
+  return OWNER_FIELDS.filter((f) => !sameJson(before[f], after[f]));
+}
+
+/**
+ * Whether two JSON values are equal, objects compared member by member whatever their key order
+ * (PostgreSQL's jsonb gives a section's keys back in an order of its own). This module also runs in
+ * the browser (the intake page), so no `node:util`.
+ */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const keysOfA = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const keysOfB = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  return (
+    keysOfA.length === keysOfB.length &&
+    keysOfA.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+  );
 }
 
 /** A provider code derived from a display name: lower-case ASCII words joined by hyphens. */

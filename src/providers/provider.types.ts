@@ -3,6 +3,7 @@
  * inputs, and the owner-settable fields as arguments (shared by intake and PATCH). The operations
  * that answer them are in provider.schema.ts.
  */
+import type { InputFieldMap } from "@pothos/core";
 import { builder } from "../builder.ts";
 import { TIMELINE_KINDS } from "../reviews/review.rules.ts";
 import { LIFECYCLES } from "./provider.lifecycle.ts";
@@ -129,24 +130,40 @@ const ToolInput = builder.inputType("ToolInput", {
     scopes: t.field({ type: [ToolScope] }),
   }),
 });
-const EndpointInput = builder.inputType("EndpointInput", {
-  fields: (t) => ({
-    url: t.string({ required: true }),
-    protocol: t.field({ type: Protocol, required: true }),
-    authScheme: t.field({ type: AuthScheme, required: true }),
-    healthUrl: t.string(),
-  }),
-});
-const PolicyInput = builder.inputType("PolicyInput", {
-  fields: (t) => ({
-    dataRetentionDays: t.int(),
-    humanOversight: t.field({ type: HumanOversight, required: true }),
-    allowedUseCases: t.stringList(),
-    prohibitedUseCases: t.stringList(),
-    termsUrl: t.string(),
-    privacyUrl: t.string(),
-  }),
-});
+/** The field builder of an input type. */
+type InputFieldBuilder = Parameters<Parameters<typeof builder.inputType>[1]["fields"]>[0];
+
+/**
+ * A profile section's two inputs from one list of members: `<Name>Input`, complete, for intake, and
+ * `<Name>PatchInput`, every member optional, for a PATCH, which merges it member by member onto the
+ * current section (RFC 7396). `required` marks the members a complete section must have.
+ */
+function sectionInputs<Fields extends InputFieldMap>(
+  name: string,
+  fields: (t: InputFieldBuilder, required: boolean) => Fields,
+) {
+  return {
+    complete: builder.inputType(`${name}Input`, { fields: (t) => fields(t, true) }),
+    patch: builder.inputType(`${name}PatchInput`, {
+      description: `Members of the ${name.toLowerCase()} to change: an absent member keeps its value, null clears it`,
+      fields: (t) => fields(t, false),
+    }),
+  };
+}
+const EndpointInput = sectionInputs("Endpoint", (t, required) => ({
+  url: t.string({ required }),
+  protocol: t.field({ type: Protocol, required }),
+  authScheme: t.field({ type: AuthScheme, required }),
+  healthUrl: t.string(),
+}));
+const PolicyInput = sectionInputs("Policy", (t, required) => ({
+  dataRetentionDays: t.int(),
+  humanOversight: t.field({ type: HumanOversight, required }),
+  allowedUseCases: t.stringList(),
+  prohibitedUseCases: t.stringList(),
+  termsUrl: t.string(),
+  privacyUrl: t.string(),
+}));
 const RoleInput = builder.inputType("RoleInput", {
   fields: (t) => ({
     subject: t.string({ required: true }),
@@ -327,8 +344,9 @@ export function profileArgs(t: Parameters<Parameters<typeof builder.mutationFiel
     capabilities: t.arg({ type: [CapabilityInput], description: "At most 50; `key` unique" }),
     models: t.arg({ type: [ModelInput], description: "At most 20" }),
     tools: t.arg({ type: [ToolInput], description: "At most 100; `name` unique" }),
-    endpoint: t.arg({ type: EndpointInput, required }),
-    policy: t.arg({ type: PolicyInput }),
+    // A PATCH's sections are partial: merged onto the current ones (provider.write.ts).
+    endpoint: t.arg({ type: required ? EndpointInput.complete : EndpointInput.patch, required }),
+    policy: t.arg({ type: required ? PolicyInput.complete : PolicyInput.patch }),
     roles: t.arg({ type: [RoleInput], description: "At most 20" }),
   };
 }

@@ -4,7 +4,7 @@
  */
 import { mintToken } from "../auth/agent.token.ts";
 import { type Db, type RawTx, rawTransaction } from "../db/client.ts";
-import { conflict } from "../errors.ts";
+import { badInput, conflict } from "../errors.ts";
 import { type FeedNote, noteFeed, notesOfMove } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import type { IfMatch } from "../http/if-match.ts";
@@ -12,10 +12,12 @@ import { effectOfOwnerPatch, newReviewCode } from "../reviews/review.rules.ts";
 import { activeReviewOf, applyMove, openReview } from "../reviews/review.store.ts";
 import { lifecycleOf, lifecycleSnapshot } from "./provider.lifecycle.ts";
 import {
+  applyPatch,
   changedFields,
   deriveProviderCode,
   type Intake,
   OWNER_FIELDS,
+  type OwnerField,
   type Patch,
   type Profile,
   REVIEWED_FIELDS,
@@ -173,10 +175,13 @@ export async function patchProvider<R>(
     const row = await claimVersion(tx, { providerCode: input.providerCode, ifMatch: input.ifMatch, now });
     const version = row.version;
     const before = profileOf(row);
-    const after: Profile = Object.assign({ ...before }, input.patch);
+    // Sections merge onto the current ones; an incomplete merge rolls the transaction back.
+    const merged = applyPatch(before, input.patch);
+    if (!merged.ok) throw badInput("The update is not valid", merged.errors);
+    const after = merged.value;
     const changed = changedFields(before, after);
 
-    await setColumns(tx, row.id, input.patch);
+    await setColumns(tx, row.id, Object.fromEntries(Object.keys(input.patch).map((f) => [f, after[f as OwnerField]])));
     if (changed.includes("labels")) await replaceLabels(tx, row.id, after.labels);
     await appendVersion(tx, {
       providerId: row.id,

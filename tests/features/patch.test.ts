@@ -15,6 +15,13 @@ async function state(providerCode: string) {
 const detailOf = (outcome: Outcome): string =>
   outcome.answer.body?.detail ?? outcome.answer.body?.errors?.[0]?.message ?? "";
 
+/** The messages of the input errors: the problem's `errors` on REST, the error's `extensions.errors` on GraphQL. */
+const messagesOf = (outcome: Outcome): string[] =>
+  (
+    (outcome.answer.body?.code ? outcome.answer.body.errors : outcome.answer.body?.errors?.[0]?.extensions?.errors) ??
+    []
+  ).map((e: { message: string }) => e.message);
+
 describe.each(doors)("$name", (door) => {
   const update = (
     providerCode: string,
@@ -115,14 +122,22 @@ describe.each(doors)("$name", (door) => {
       expect(index.map((l) => l.label)).toEqual(["new", "other"]);
     });
 
-    test("null clears a nullable field, in a new version", async () => {
-      const created = await intake({ description: "Something" });
-      const outcome = await update(created.providerCode, { description: null }, { token: created.accessToken });
-      expect(outcome.code).toBeUndefined();
-      expect(outcome.status).toBe(200);
-      expect(outcome.data.description).toBeNull();
-      expect(await versionCount(created.providerCode)).toBe(2);
-    });
+    test.each(["description", "homepageUrl", "policy"])(
+      "null clears %s, a nullable field, in a new version",
+      async (key) => {
+        const created = await intake({
+          description: "Something",
+          homepageUrl: "https://home.example.com/",
+          policy: { humanOversight: "ALWAYS" },
+        });
+        const outcome = await update(created.providerCode, { [key]: null }, { token: created.accessToken });
+        expect(outcome.code).toBeUndefined();
+        expect(outcome.status).toBe(200);
+        expect(outcome.data[key]).toBeNull();
+        expect(outcome.data.summary).toBe("Plans delivery routes across a city");
+        expect(await versionCount(created.providerCode)).toBe(2);
+      },
+    );
 
     test("a matching If-Match is accepted", async () => {
       const created = await intake();
@@ -146,9 +161,152 @@ describe.each(doors)("$name", (door) => {
         { token: created.accessToken, headers: { "if-match": ifMatch } },
       );
       expect(outcome.code).toBe("PRECONDITION_FAILED");
-      expect(outcome.answer.status).toBe(412);
+      expect(outcome.status).toBe(412);
       expect(outcome.data).toBeNull();
       expect(await state(created.providerCode)).toEqual(before);
+    });
+  });
+
+  describe("sections merge member by member (RFC 7396)", () => {
+    const endpoint = { url: "https://agent.example.com/a2a", protocol: "A2A", authScheme: "BEARER" };
+    const read = async (providerCode: string, token: string) =>
+      (await door.run("Query.provider", { providerCode }, { token })).data;
+    const latestVersion = (providerCode: string) =>
+      db.providerVersion.findFirstOrThrow({ where: { provider: { providerCode } }, orderBy: { version: "desc" } });
+    const updateReviews = (providerCode: string) =>
+      db.review.count({ where: { provider: { providerCode }, kind: "UPDATE" } });
+
+    test("a partial endpoint changes only its url; protocol and authScheme are kept", async () => {
+      const created = await intake({ endpoint: { ...endpoint, healthUrl: "https://agent.example.com/health" } });
+      const outcome = await update(
+        created.providerCode,
+        { endpoint: { url: "https://new.example.com/a2a" } },
+        { token: created.accessToken },
+      );
+      expect(outcome.code).toBeUndefined();
+      const expected = {
+        url: "https://new.example.com/a2a",
+        protocol: "A2A",
+        authScheme: "BEARER",
+        healthUrl: "https://agent.example.com/health",
+      };
+      expect(outcome.data).toMatchObject({ endpoint: expected, version: 2 });
+      expect(await read(created.providerCode, created.accessToken)).toMatchObject({ endpoint: expected, version: 2 });
+      expect(await latestVersion(created.providerCode)).toMatchObject({
+        version: 2,
+        changedFields: ["endpoint"],
+        snapshot: { endpoint: expected },
+      });
+    });
+
+    test("null for endpoint.healthUrl clears only it", async () => {
+      const created = await intake({ endpoint: { ...endpoint, healthUrl: "https://agent.example.com/health" } });
+      const outcome = await update(
+        created.providerCode,
+        { endpoint: { healthUrl: null } },
+        { token: created.accessToken },
+      );
+      expect(outcome.code).toBeUndefined();
+      expect(outcome.data.endpoint).toEqual({ ...endpoint, healthUrl: null });
+      expect(outcome.data.version).toBe(2);
+    });
+
+    test("null for policy.termsUrl clears only it; other members are kept", async () => {
+      const created = await intake({
+        policy: {
+          humanOversight: "ALWAYS",
+          termsUrl: "https://agent.example.com/terms",
+          privacyUrl: "https://agent.example.com/privacy",
+          allowedUseCases: ["routing"],
+        },
+      });
+      const outcome = await update(
+        created.providerCode,
+        { policy: { termsUrl: null } },
+        { token: created.accessToken },
+      );
+      expect(outcome.code).toBeUndefined();
+      expect(outcome.data.policy).toEqual({
+        humanOversight: "ALWAYS",
+        termsUrl: null,
+        privacyUrl: "https://agent.example.com/privacy",
+        allowedUseCases: ["routing"],
+        prohibitedUseCases: [],
+        dataRetentionDays: null,
+      });
+      expect((await latestVersion(created.providerCode)).changedFields).toEqual(["policy"]);
+    });
+
+    test("a partial policy merges onto none: complete, it becomes the policy", async () => {
+      const created = await intake();
+      const outcome = await update(
+        created.providerCode,
+        { policy: { humanOversight: "ON_REQUEST", dataRetentionDays: 30 } },
+        { token: created.accessToken },
+      );
+      expect(outcome.code).toBeUndefined();
+      expect(outcome.data.policy).toMatchObject({
+        humanOversight: "ON_REQUEST",
+        dataRetentionDays: 30,
+        termsUrl: null,
+      });
+    });
+
+    test("a partial policy onto none that lacks humanOversight is BAD_USER_INPUT naming it; nothing changes", async () => {
+      const created = await intake();
+      const before = await state(created.providerCode);
+      const outcome = await update(
+        created.providerCode,
+        { summary: "Not kept", policy: { termsUrl: "https://agent.example.com/terms" } },
+        { token: created.accessToken },
+      );
+      expect(outcome.code).toBe("BAD_USER_INPUT");
+      expect(outcome.status).toBe(400);
+      expect(outcome.paths).toEqual(["policy.humanOversight"]);
+      expect(messagesOf(outcome)).toEqual(["is required"]);
+      expect(await state(created.providerCode)).toEqual(before);
+      expect(before.row.version).toBe(1);
+    });
+
+    test.each([
+      ["endpoint.url", { endpoint: { url: "not a url" } }],
+      ["endpoint.protocol", { endpoint: { protocol: null } }],
+      ["policy.dataRetentionDays", { policy: { dataRetentionDays: -1 } }],
+    ])("an invalid member (%s) is BAD_USER_INPUT naming it; nothing changes", async (path, fields) => {
+      const created = await intake({ policy: { humanOversight: "ALWAYS" } });
+      const before = await state(created.providerCode);
+      const outcome = await update(created.providerCode, fields, { token: created.accessToken });
+      expect(outcome.code).toBe("BAD_USER_INPUT");
+      expect(outcome.paths).toEqual([path]);
+      expect(await state(created.providerCode)).toEqual(before);
+    });
+
+    test("on an APPROVED provider, a partial endpoint opens an UPDATE review only when the merge changes it", async () => {
+      const created = await intake();
+      await approve(created.providerCode);
+
+      const same = await update(
+        created.providerCode,
+        { endpoint: { protocol: "A2A", authScheme: "BEARER" } },
+        { token: created.accessToken },
+      );
+      expect(same.code).toBeUndefined();
+      expect(same.data.version).toBe(2);
+      expect((await latestVersion(created.providerCode)).changedFields).toEqual([]);
+      expect(await updateReviews(created.providerCode)).toBe(0);
+
+      const changed = await update(
+        created.providerCode,
+        { endpoint: { url: "https://moved.example.com/a2a" } },
+        { token: created.accessToken },
+      );
+      expect(changed.code).toBeUndefined();
+      expect(changed.data).toMatchObject({
+        reviewStage: "APPROVED",
+        endpoint: { ...endpoint, url: "https://moved.example.com/a2a" },
+      });
+      expect((await latestVersion(created.providerCode)).changedFields).toEqual(["endpoint"]);
+      expect(await updateReviews(created.providerCode)).toBe(1);
     });
   });
 
@@ -188,14 +346,18 @@ describe.each(doors)("$name", (door) => {
       expect(await state(created.providerCode)).toEqual(before);
     });
 
-    test("null for a required field is refused", async () => {
-      const created = await intake();
-      const before = await state(created.providerCode);
-      const outcome = await update(created.providerCode, { name: null }, { token: created.accessToken });
-      expect(outcome.code).toBe("BAD_USER_INPUT");
-      expect(outcome.paths).toEqual(["name"]);
-      expect(await state(created.providerCode)).toEqual(before);
-    });
+    test.each(["name", "summary", "labels", "endpoint", "contactEmail"])(
+      "null for %s, which a profile always has, is refused naming it",
+      async (key) => {
+        const created = await intake();
+        const before = await state(created.providerCode);
+        const outcome = await update(created.providerCode, { [key]: null }, { token: created.accessToken });
+        expect(outcome.code).toBe("BAD_USER_INPUT");
+        expect(outcome.paths).toEqual([key]);
+        expect(messagesOf(outcome)).toEqual(["must not be null"]);
+        expect(await state(created.providerCode)).toEqual(before);
+      },
+    );
   });
 
   describe("who may update", () => {
@@ -352,7 +514,7 @@ describe.each(doors)("$name", (door) => {
           { headers: authorization ? { authorization } : {} },
         );
         expect(outcome.code).toBe("UNAUTHENTICATED");
-        expect(outcome.answer.status).toBe(401);
+        expect(outcome.status).toBe(401);
         expect(outcome.answer.headers.get("www-authenticate")).toMatch(/^Bearer\b/);
         said.add(detailOf(outcome));
         if (authorization) bodies.add(outcome.answer.text);

@@ -252,9 +252,9 @@ describe("refusals change nothing", () => {
     expectProblem(answer, 400, "BAD_USER_INPUT");
     const errors = answer.body.errors as { path: string; source: string | null; message: string }[];
     expect(errors.map((e) => [e.path, e.source])).toEqual([
-      ["name", "/name"],
-      ["capabilities.0.key", "/skills/0/id"],
-      ["endpoint.url", "/supportedInterfaces/0/url"],
+      ["/name", "/name"],
+      ["/capabilities/0/key", "/skills/0/id"],
+      ["/endpoint/url", "/supportedInterfaces/0/url"],
     ]);
     expect(errors[0]?.message).toContain("(from /name)");
     expect(await providers(email)).toBe(0);
@@ -270,21 +270,21 @@ describe("refusals change nothing", () => {
     });
     expectProblem(wrong, 400, "BAD_USER_INPUT");
     expect(wrong.body.errors.map((e: { path: string; source: string }) => [e.path, e.source])).toEqual([
-      ["name", "/name"],
-      ["endpoint.authScheme", "/securitySchemes/basic"],
+      ["/name", "/name"],
+      ["/endpoint/authScheme", "/securitySchemes/basic"],
     ]);
 
     const { remotes: _remotes, ...local } = serverJson();
     const noRemote = await importDoc({ format: "mcp", document: local, contactEmail: email });
     expectProblem(noRemote, 400, "BAD_USER_INPUT");
-    expect(noRemote.body.errors).toEqual([expect.objectContaining({ path: "endpoint", source: "/remotes" })]);
+    expect(noRemote.body.errors).toEqual([expect.objectContaining({ path: "/endpoint", source: "/remotes" })]);
 
     const template = serverJson();
     template.remotes[0] = { type: "streamable-http", url: "{baseUrl}/mcp", headers: [] };
     const templated = await importDoc({ format: "mcp", document: template, contactEmail: email });
     expectProblem(templated, 400, "BAD_USER_INPUT");
     expect(templated.body.errors).toEqual([
-      expect.objectContaining({ path: "endpoint.url", source: "/remotes/0/url" }),
+      expect.objectContaining({ path: "/endpoint/url", source: "/remotes/0/url" }),
     ]);
     expect(await providers(email)).toBe(0);
   });
@@ -293,15 +293,15 @@ describe("refusals change nothing", () => {
     const email = freshEmail();
     const badEmail = await importDoc({ format: "mcp", document: serverJson(), contactEmail: "nope" });
     expectProblem(badEmail, 400, "BAD_USER_INPUT");
-    expect(badEmail.body.errors).toEqual([expect.objectContaining({ path: "contactEmail", source: null })]);
+    expect(badEmail.body.errors).toEqual([expect.objectContaining({ path: "/contactEmail", source: null })]);
 
     const format = await importDoc({ format: "OPENAPI", document: serverJson(), contactEmail: email });
     expectProblem(format, 400, "BAD_USER_INPUT");
-    expect(errorPaths(format)).toEqual(["format"]);
+    expect(errorPaths(format)).toEqual(["/format"]);
 
     const missing = await importDoc({ format: "mcp", document: serverJson() });
     expectProblem(missing, 400, "BAD_USER_INPUT");
-    expect(errorPaths(missing)).toEqual(["contactEmail"]);
+    expect(errorPaths(missing)).toEqual(["/contactEmail"]);
 
     const unknown = await importDoc({
       format: "mcp",
@@ -310,11 +310,11 @@ describe("refusals change nothing", () => {
       trustTier: "OFFICIAL",
     });
     expectProblem(unknown, 400, "BAD_USER_INPUT");
-    expect(errorPaths(unknown)).toEqual(["trustTier"]);
+    expect(errorPaths(unknown)).toEqual(["/trustTier"]);
 
     const list = await importDoc({ format: "a2a", document: [a2aCard()], contactEmail: email });
     expectProblem(list, 400, "BAD_USER_INPUT");
-    expect(list.body.errors).toEqual([expect.objectContaining({ path: "document", source: "" })]);
+    expect(list.body.errors).toEqual([expect.objectContaining({ path: "/document", source: "" })]);
     expect(await providers(email)).toBe(0);
   });
 
@@ -327,9 +327,9 @@ describe("refusals change nothing", () => {
     });
     expectProblem(card, 400, "BAD_USER_INPUT");
     expect(card.body.errors.map((e: { path: string; source: string }) => [e.path, e.source])).toEqual([
-      ["name", "/name"],
-      ["summary", "/description"],
-      ["endpoint", "/supportedInterfaces"],
+      ["/name", "/name"],
+      ["/summary", "/description"],
+      ["/endpoint", "/supportedInterfaces"],
     ]);
     expect(card.body.errors[0].message).toBe("is required (from /name)");
     const { title: _t, ...untitled } = serverJson();
@@ -339,7 +339,7 @@ describe("refusals change nothing", () => {
       contactEmail: email,
     });
     expect(mcp.body.errors.map((e: { path: string; source: string }) => [e.path, e.source])).toEqual([
-      ["name", "/name"],
+      ["/name", "/name"],
     ]);
     const titled = await importDoc({
       format: "mcp",
@@ -347,7 +347,7 @@ describe("refusals change nothing", () => {
       contactEmail: email,
     });
     expect(titled.body.errors.map((e: { path: string; source: string }) => [e.path, e.source])).toEqual([
-      ["name", "/title"],
+      ["/name", "/title"],
     ]);
     expect(await providers(email)).toBe(0);
   });
@@ -363,7 +363,7 @@ describe("refusals change nothing", () => {
     }
     const plain = await call("POST", "/api/v1/providers/import", { body: text });
     expect(plain.body.errors).toEqual([
-      expect.objectContaining({ path: "document", source: expect.stringMatching(/^\/extra(\/0)+$/) }),
+      expect.objectContaining({ path: "/document", source: expect.stringMatching(/^\/extra(\/0)+$/) }),
     ]);
     expect(await providers(email)).toBe(0);
   });
@@ -389,7 +389,7 @@ describe("refusals change nothing", () => {
       },
     });
     expectProblem(answer, 400, "BAD_USER_INPUT");
-    expect(errorPaths(answer)).toEqual(["providerCode"]);
+    expect(errorPaths(answer)).toEqual(["/providerCode"]);
     const derived = await importDoc({
       format: "mcp",
       document: { ...serverJson(), title: "Import" },

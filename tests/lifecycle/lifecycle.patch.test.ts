@@ -77,7 +77,7 @@ describe("PATCH sets the lifecycle", () => {
     for (const [body, path] of cases) {
       const answer = await patch(agent.providerCode, agent.accessToken, body);
       expectProblem(answer, 400, "BAD_USER_INPUT");
-      expect(errorPaths(answer)).toContain(path);
+      expect(errorPaths(answer)).toContain(`/${path}`);
     }
     const stale = await patch(
       agent.providerCode,

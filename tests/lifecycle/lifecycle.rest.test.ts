@@ -21,7 +21,7 @@ describe("the guard: a 400 naming the key, nothing changed", () => {
     const p = await intake();
     const answer = await lifecycle(p.providerCode, body, { token: p.accessToken });
     expectProblem(answer, 400, "BAD_USER_INPUT");
-    expect(errorPaths(answer)).toContain(path);
+    expect(errorPaths(answer)).toContain(`/${path}`);
     expect(await stored(p.providerCode)).toMatchObject({ lifecycle: "ACTIVE", version: 1 });
     expect(await versionCount(p.providerCode)).toBe(1);
   });

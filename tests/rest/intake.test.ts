@@ -11,7 +11,7 @@ describe("the guard: body keys and the query string", () => {
     const body = intakeBody({ endpoint: { url: "https://a.example.com/", protocol: "A2A", authScheme: "NONE", x: 1 } });
     const answer = await call("POST", "/api/v1/providers", { body });
     expectProblem(answer, 400, "BAD_USER_INPUT");
-    expect(errorPaths(answer)).toEqual(["endpoint.x"]);
+    expect(errorPaths(answer)).toEqual(["/endpoint/x"]);
     expect(await providerExists(body.providerCode)).toBe(false);
   });
 
@@ -19,7 +19,7 @@ describe("the guard: body keys and the query string", () => {
     const body = intakeBody({ [key]: key === "version" ? 7 : "OFFICIAL" });
     const answer = await call("POST", "/api/v1/providers", { body });
     expectProblem(answer, 400, "BAD_USER_INPUT");
-    expect(errorPaths(answer)).toEqual([key]);
+    expect(errorPaths(answer)).toEqual([`/${key}`]);
     expect(await providerExists(body.providerCode)).toBe(false);
   });
 
@@ -27,7 +27,7 @@ describe("the guard: body keys and the query string", () => {
     const body = intakeBody({ homepage: "https://example.com" });
     const answer = await call("POST", "/api/v1/providers", { body });
     expectProblem(answer, 400, "BAD_USER_INPUT");
-    expect(errorPaths(answer)).toEqual(["homepage"]);
+    expect(errorPaths(answer)).toEqual(["/homepage"]);
     expect(await providerExists(body.providerCode)).toBe(false);
   });
 
@@ -35,7 +35,7 @@ describe("the guard: body keys and the query string", () => {
     const body = intakeBody();
     const answer = await call("POST", "/api/v1/providers?visibility=PRIVATE", { body });
     expectProblem(answer, 400, "BAD_USER_INPUT");
-    expect(errorPaths(answer)).toEqual(["visibility"]);
+    expect(errorPaths(answer)).toEqual(["/visibility"]);
   });
 });
 

@@ -6,7 +6,7 @@ describe("query parameters", () => {
   test("an unknown query parameter is a 400 naming it", async () => {
     const answer = await call("GET", "/api/v1/providers?sort=name&limit=5");
     expectProblem(answer, 400, "BAD_USER_INPUT");
-    expect(errorPaths(answer)).toEqual(["sort"]);
+    expect(errorPaths(answer)).toEqual(["/sort"]);
   });
 
   test("an unknown query parameter on a detail route is a 400 too", async () => {
@@ -15,6 +15,6 @@ describe("query parameters", () => {
       token: created.accessToken,
     });
     expectProblem(answer, 400, "BAD_USER_INPUT");
-    expect(errorPaths(answer)).toEqual(["expand"]);
+    expect(errorPaths(answer)).toEqual(["/expand"]);
   });
 });

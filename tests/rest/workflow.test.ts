@@ -48,7 +48,7 @@ describe("body keys the route does not have", () => {
       token: rv,
     });
     expectProblem(answer, 400, "BAD_USER_INPUT");
-    expect(errorPaths(answer)).toEqual(["reviewStage"]);
+    expect(errorPaths(answer)).toEqual(["/reviewStage"]);
     expect(await snapshot(created.providerCode)).toEqual(before);
   });
 
@@ -60,7 +60,7 @@ describe("body keys the route does not have", () => {
       token: rv,
     });
     expectProblem(answer, 400, "BAD_USER_INPUT");
-    expect(errorPaths(answer)).toEqual(["status"]);
+    expect(errorPaths(answer)).toEqual(["/status"]);
     expect(await snapshot(created.providerCode)).toEqual(before);
   });
 });

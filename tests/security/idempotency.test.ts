@@ -155,7 +155,7 @@ describe("REST: POST /api/v1/providers with Idempotency-Key", () => {
     for (const key of ["", "has space", "x".repeat(256), "é"]) {
       const refused = await call("POST", "/api/v1/providers", { body, headers: { "Idempotency-Key": key } });
       expectProblem(refused, 400, "BAD_USER_INPUT");
-      expect(refused.body.errors).toEqual([{ path: "Idempotency-Key", message: expect.any(String) }]);
+      expect(refused.body.errors).toEqual([{ path: "/Idempotency-Key", message: expect.any(String) }]);
     }
     expect(await db.provider.count({ where: { providerCode: String(body.providerCode) } })).toBe(0);
     // A quoted key (the IETF draft's form) is the key inside the quotes.

@@ -4,6 +4,7 @@
  * unexpected becomes a masked INTERNAL.
  */
 import { GraphQLError } from "graphql";
+import { escapeToken } from "rfc6902/pointer.js";
 import { codeOf, ERROR_STATUS, ERROR_TITLE, type ErrorCode, type FieldError } from "../../errors.ts";
 
 export interface Problem {
@@ -15,14 +16,18 @@ export interface Problem {
   errors?: FieldError[];
 }
 
-/** The field paths named by a GraphQL request error (`Variable "$name" …`, `Field "x" is not defined …`). */
-function pathsOf(message: string): FieldError[] | undefined {
-  const variable = /^Variable "\$([A-Za-z0-9_]+)"/.exec(message);
-  if (!variable) return undefined;
-  const inner = /at "[A-Za-z0-9_]+((?:\.[A-Za-z0-9_]+|\[\d+\])+)"/.exec(message);
-  const path = `${variable[1]}${inner?.[1]?.replace(/\[(\d+)\]/g, ".$1") ?? ""}`;
-  const field = /Field "([A-Za-z0-9_]+)" is not defined by type/.exec(message);
-  return [{ path: field ? `${path}.${field[1]}` : path, message: message.replace(/^Variable "\$[^"]+" /, "") }];
+/**
+ * A field's path as REST names it: a JSON Pointer into the body (RFC 6901). The rules name fields by
+ * dotted path (`endpoint.url`, `labels.1`, "(body)" for the whole), which GraphQL answers keep; the
+ * REST guard's own paths are pointers already (they start with "/", as no field name does).
+ */
+export function pointerOf(path: string): string {
+  if (path === "" || path.startsWith("/")) return path;
+  if (path === "(body)") return "";
+  return path
+    .split(".")
+    .map((segment) => `/${escapeToken(segment)}`)
+    .join("");
 }
 
 export function problemOf(error: unknown): { problem: Problem; headers: Record<string, string> } {
@@ -34,7 +39,7 @@ export function problemOf(error: unknown): { problem: Problem; headers: Record<s
     http?: { headers?: Record<string, string> };
   };
   const detail = code === "INTERNAL" ? "An unexpected error occurred" : (graphqlError?.message ?? "Bad request");
-  const errors = extensions.errors ?? (code === "BAD_USER_INPUT" ? pathsOf(detail) : undefined);
+  const errors = extensions.errors;
   const headers: Record<string, string> = { ...extensions.http?.headers };
   if (code === "UNAUTHENTICATED") headers["WWW-Authenticate"] ??= 'Bearer realm="agent-registry"';
   return {
@@ -50,9 +55,10 @@ export function problemOf(error: unknown): { problem: Problem; headers: Record<s
   };
 }
 
-/** A problem+json response with exactly one Content-Type. */
+/** A problem+json response with exactly one Content-Type; the paths it names are JSON Pointers. */
 export function problemResponse(error: unknown, extraHeaders: Record<string, string> = {}): Response {
   const { problem, headers } = problemOf(error);
+  if (problem.errors) problem.errors = problem.errors.map((e) => ({ ...e, path: pointerOf(e.path) }));
   return new Response(JSON.stringify(problem), {
     status: problem.status,
     headers: { ...headers, ...extraHeaders, "Content-Type": "application/problem+json" },

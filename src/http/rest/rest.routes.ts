@@ -60,6 +60,17 @@ export const REST_ROUTES: readonly RestRoute[] = [
   route("POST /reviews/:reviewCode/comments", "Mutation.commentOnReview", "agentOrReviewer", "reviews", "Comment on a review", 201),
 ];
 
+/**
+ * Arguments that REST takes from a header instead of the body: a mutation's `ifVersion` is the
+ * `If-Match` header there, so a REST body keeps to the resource's own fields.
+ */
+export const HEADER_ARGUMENTS: ReadonlyMap<string, string> = new Map([["ifVersion", "If-Match"]]);
+
+/** The arguments a route's operation takes from its path, query string or body. */
+export function restArguments<A extends { name: string }>(args: readonly A[]): A[] {
+  return args.filter((a) => !HEADER_ARGUMENTS.has(a.name));
+}
+
 /** The full path of a route, e.g. `/api/v1/providers/:providerCode`. */
 export function restPath(path: string): string {
   return path === "/" ? REST_BASE : `${REST_BASE}${path}`;

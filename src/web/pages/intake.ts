@@ -439,9 +439,17 @@ function friendly(message: string): string {
   return message;
 }
 
-/** The element a path names: the control itself, else the nearest enclosing thing with a path. */
+/**
+ * The element a path names: the control itself, else the nearest enclosing thing with a path. The
+ * form's own checks name dotted paths, the server JSON Pointers (`/endpoint/url`).
+ */
 function targetOf(path: string): HTMLElement | null {
-  const parts = path.split(".");
+  const parts = path.startsWith("/")
+    ? path
+        .slice(1)
+        .split("/")
+        .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
+    : path.split(".");
   while (parts.length) {
     const found = form.querySelector<HTMLElement>(`[data-path="${CSS.escape(parts.join("."))}"]`);
     if (found) return found;
