@@ -1,7 +1,8 @@
 /**
  * The HTTP edge, in front of everything: a request id and one JSON log line per request, the body
  * limit (a declared length over it is refused unread; a chunked body is read here, never past it),
- * JSON-only bodies, and the response headers/status that resolvers ask for through the context.
+ * JSON-only bodies, the response headers/status that resolvers ask for through the context, and the
+ * HTTP caching of every read: ETag, If-None-Match, Cache-Control and HEAD (conditional.ts).
  *
  * A refused body is answered at once and the connection is closed (`Connection: close`): Node would
  * otherwise keep a keep-alive connection open and, to find the next request, read and discard the
@@ -13,8 +14,13 @@ import type { Socket } from "node:net";
 import type { Plugin } from "graphql-yoga";
 import type { ResponseBag } from "../builder.ts";
 import { apiError } from "../errors.ts";
+import { answerRead } from "./conditional.ts";
 import { looksLikeCredential, operationOf, routeOf } from "./request.log.ts";
 import { graphqlErrorResponse, problemResponse } from "./rest/problem.ts";
+import { REST_BASE } from "./rest/rest.routes.ts";
+
+/** The media types a PATCH body may have, as its 415 names them. */
+export const ACCEPT_PATCH = "application/merge-patch+json, application/json";
 
 /** The default body limit of API.md §6 (the configured one is `Config.maxBodyBytes`). */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -31,7 +37,20 @@ interface EdgeContext {
   logFields?: { operation?: string; route?: string };
 }
 
-const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const JSON_TYPE = /^application\/json\s*(?:;|$)/i;
+const MERGE_PATCH_TYPE = /^application\/merge-patch\+json\s*(?:;|$)/i;
+const ANY_JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+/**
+ * Whether a route reads a body of this media type. REST reads application/json, and on PATCH also
+ * JSON Merge Patch (RFC 7396), which is what its PATCH bodies are; any other type, another patch
+ * format (JSON Patch) included, is a 415 there. /graphql leaves JSON types to Yoga's parsers.
+ */
+function readsBody(method: string, path: string, type: string): boolean {
+  if (JSON_TYPE.test(type)) return true;
+  if (path !== REST_BASE && !path.startsWith(`${REST_BASE}/`)) return ANY_JSON_TYPE.test(type);
+  return method === "PATCH" && MERGE_PATCH_TYPE.test(type);
+}
 
 /** Reads a body up to `max` bytes; null when it is larger. */
 async function readCapped(body: ReadableStream<Uint8Array>, max: number): Promise<Uint8Array | null> {
@@ -100,14 +119,39 @@ function declaresBody(request: Request): boolean {
   return request.headers.has("transfer-encoding") || Number(request.headers.get("content-length") ?? "0") > 0;
 }
 
-export function useHttpEdge(options: { log: (line: Record<string, unknown>) => void; maxBodyBytes?: number }): Plugin {
+export function useHttpEdge(options: {
+  log: (line: Record<string, unknown>) => void;
+  maxBodyBytes?: number;
+  /** How long shared caches may keep an anonymous read, in seconds (`Config.httpCacheMaxAge`). */
+  cacheMaxAge: number;
+}): Plugin {
   const max = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const tooLarge = (url: URL) =>
     errorResponse(url, apiError("PAYLOAD_TOO_LARGE", `The body is larger than ${max} bytes`), {
       Connection: "close",
     });
-  const unsupportedType = (url: URL) =>
-    errorResponse(url, apiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json"));
+  const logAnswer = (edge: EdgeContext, request: Request, answer: Response) =>
+    options.log({
+      time: new Date().toISOString(),
+      level: answer.status >= 500 ? "error" : "info",
+      requestId: edge.requestId,
+      method: request.method,
+      // The pattern, never the path: paths carry ids, and a careless client's token. The REST
+      // guard names the route it matched; anything else is matched here.
+      route: edge.logFields?.route ?? routeOf(edge.path ?? new URL(request.url).pathname),
+      operation: edge.logFields?.operation,
+      status: answer.status,
+      ms: edge.startedAt === undefined ? undefined : Math.round((performance.now() - edge.startedAt) * 10) / 10,
+    });
+  // A PATCH refused for its type says which patch formats it takes (Accept-Patch, RFC 5789).
+  const unsupportedType = (method: string, url: URL) =>
+    method === "PATCH"
+      ? errorResponse(
+          url,
+          apiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as application/merge-patch+json or application/json"),
+          { "Accept-Patch": ACCEPT_PATCH },
+        )
+      : errorResponse(url, apiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json"));
   return {
     async onRequest({ request, url, serverContext, setRequest, endResponse, fetchAPI }) {
       const edge = serverContext as EdgeContext;
@@ -127,12 +171,12 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
         return;
       }
       if (!request.body) return;
-      const json = JSON_TYPE.test(request.headers.get("content-type") ?? "");
+      const json = readsBody(request.method, url.pathname, request.headers.get("content-type") ?? "");
       if (request.headers.has("content-length") && !request.headers.has("transfer-encoding")) {
         // Framed by its Content-Length, checked above: no byte past it is read, so the body is left
         // to the one reader that needs it (Yoga or the REST guard). Reading and rebuilding the
         // request here cost ~15 µs of CPU per GraphQL POST.
-        if (declaresBody(request) && !json) return endResponse(unsupportedType(url));
+        if (declaresBody(request) && !json) return endResponse(unsupportedType(request.method, url));
         return;
       }
       // A body of no declared length (chunked, or built in process) is read here, never past the limit.
@@ -141,7 +185,7 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
         edge.closeConnection = true;
         return endResponse(tooLarge(url));
       }
-      if (bytes.byteLength > 0 && !json) return endResponse(unsupportedType(url));
+      if (bytes.byteLength > 0 && !json) return endResponse(unsupportedType(request.method, url));
       setRequest(
         new fetchAPI.Request(request.url, {
           method: request.method,
@@ -158,8 +202,11 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
     onResponse({ request, response, serverContext, setResponse, fetchAPI }) {
       const edge = serverContext as EdgeContext;
       let answer = response;
+      // A resolver's ETag names a version (for If-Match), not the bytes a read answers.
+      let resolverTag = false;
       if (edge.response) {
         const bag = edge.response;
+        resolverTag = bag.headers.has("ETag");
         const apply = (headers: Headers) => {
           headers.set("X-Request-Id", edge.requestId as string);
           for (const [name, value] of bag.headers) headers.set(name, value);
@@ -183,18 +230,22 @@ export function useHttpEdge(options: { log: (line: Record<string, unknown>) => v
         }
         if (edge.closeConnection) lingerOnClose(serverContext);
       }
-      options.log({
-        time: new Date().toISOString(),
-        level: answer.status >= 500 ? "error" : "info",
-        requestId: edge.requestId,
-        method: request.method,
-        // The pattern, never the path: paths carry ids, and a careless client's token. The REST
-        // guard names the route it matched; anything else is matched here.
-        route: edge.logFields?.route ?? routeOf(edge.path ?? new URL(request.url).pathname),
-        operation: edge.logFields?.operation,
-        status: answer.status,
-        ms: edge.startedAt === undefined ? undefined : Math.round((performance.now() - edge.startedAt) * 10) / 10,
+      if (request.method !== "GET" && request.method !== "HEAD") return logAnswer(edge, request, answer);
+      // ETag, If-None-Match, Cache-Control and HEAD, for every read (conditional.ts).
+      const read = answerRead(request, answer, {
+        path: edge.path ?? new URL(request.url).pathname,
+        resolverTag,
+        maxAge: options.cacheMaxAge,
+        Response: fetchAPI.Response,
       });
+      if (read instanceof Promise) {
+        return read.then((final) => {
+          setResponse(final);
+          logAnswer(edge, request, final);
+        });
+      }
+      if (read !== answer) setResponse(read);
+      logAnswer(edge, request, read);
     },
   };
 }

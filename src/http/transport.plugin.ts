@@ -1,12 +1,17 @@
 /**
  * The transport-level routes that are not GraphQL operations: liveness, readiness and the
- * OpenAPI document (API.md §4, marked "transport").
+ * OpenAPI document (API.md §4, marked "transport"), for GET and HEAD.
  */
 import type { Plugin } from "graphql-yoga";
 import { stringify } from "yaml";
 import type { AppState } from "../app.state.ts";
 import { type Db, ping } from "../db/client.ts";
 import { openApiDocument } from "./rest/openapi.ts";
+
+/** A probe's answer: never kept by any cache, since a probe must see the process as it is now. */
+function probe(fetchAPI: { Response: typeof Response }, status: string, code = 200): Response {
+  return fetchAPI.Response.json({ status }, { status: code, headers: { "Cache-Control": "no-store" } });
+}
 
 export function useTransportRoutes(options: { db: Db; state: AppState }): Plugin {
   let json: string | undefined;
@@ -17,11 +22,13 @@ export function useTransportRoutes(options: { db: Db; state: AppState }): Plugin
       json = JSON.stringify(doc, null, 2);
       yaml = stringify(doc, { aliasDuplicateObjects: false });
     },
-    async onRequest({ request, url, endResponse }) {
+    async onRequest({ request, url, endResponse, fetchAPI }) {
       if (request.method !== "GET" && request.method !== "HEAD") return;
+      // The edge answers HEAD from these answers without their bodies, and tags and caches the
+      // OpenAPI document as any API read (conditional.ts).
       switch (url.pathname) {
         case "/health":
-          return endResponse(Response.json({ status: "ok" }));
+          return endResponse(probe(fetchAPI, "ok"));
         case "/ready": {
           let ready = !options.state.draining;
           if (ready)
@@ -29,12 +36,12 @@ export function useTransportRoutes(options: { db: Db; state: AppState }): Plugin
               () => true,
               () => false,
             );
-          return endResponse(Response.json({ status: ready ? "ready" : "unavailable" }, { status: ready ? 200 : 503 }));
+          return endResponse(ready ? probe(fetchAPI, "ready") : probe(fetchAPI, "unavailable", 503));
         }
         case "/openapi.json":
-          return endResponse(new Response(json, { headers: { "Content-Type": "application/json" } }));
+          return endResponse(new fetchAPI.Response(json, { headers: { "Content-Type": "application/json" } }));
         case "/openapi.yaml":
-          return endResponse(new Response(yaml, { headers: { "Content-Type": "application/yaml" } }));
+          return endResponse(new fetchAPI.Response(yaml, { headers: { "Content-Type": "application/yaml" } }));
       }
     },
   };

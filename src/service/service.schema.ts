@@ -60,6 +60,8 @@ builder.queryFields((t) => ({
     type: HealthRef,
     description: "Whether the service and its database answer; HTTP 503 when the database does not.",
     resolve: async (_root, _args, ctx) => {
+      // A health check must see the service as it is now, never a copy a cache kept.
+      ctx.response.headers.set("Cache-Control", "no-store");
       try {
         await ping(ctx.db);
         return { status: "ok" as const, database: "ok" as const, version: SERVICE_VERSION };

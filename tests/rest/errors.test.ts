@@ -33,11 +33,11 @@ describe("unknown routes", () => {
 
 describe("wrong methods", () => {
   test.each([
-    ["DELETE", "/api/v1/providers", "GET, POST"],
-    ["PUT", "/api/v1/providers/some-code", "GET, PATCH"],
-    ["POST", "/api/v1/health", "GET"],
+    ["DELETE", "/api/v1/providers", "GET, HEAD, POST"],
+    ["PUT", "/api/v1/providers/some-code", "GET, HEAD, PATCH"],
+    ["POST", "/api/v1/health", "GET, HEAD"],
     ["GET", "/api/v1/providers/some-code/tokens", "POST"],
-    ["PATCH", "/api/v1/reviews/queue", "GET"],
+    ["PATCH", "/api/v1/reviews/queue", "GET, HEAD"],
   ])("%s %s is a 405 with Allow: %s", async (method, path, allow) => {
     const answer = await call(method, path, { body: {} });
     expectProblem(answer, 405, "METHOD_NOT_ALLOWED");

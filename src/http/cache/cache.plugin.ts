@@ -112,9 +112,10 @@ function cachePlugin(cache: ResponseCache): Plugin {
         // The HTTP edge has read and capped the body already (edge.plugin.ts). Keyed by its bytes'
         // digest, as the node side keys it.
         body = Buffer.from(await request.clone().arrayBuffer());
-      } else if (request.method !== "GET") return;
-      state.key = keyOf(
-        request.method,
+      } else if (request.method !== "GET" && request.method !== "HEAD") return;
+      // HEAD is answered from GET's entry (the edge drops the body); it fills nothing, having none.
+      const key = keyOf(
+        request.method === "POST" ? "POST" : "GET",
         url.host,
         url.pathname + url.search,
         request.headers.get("accept") ?? "",
@@ -122,13 +123,16 @@ function cachePlugin(cache: ResponseCache): Plugin {
         body,
       );
       state.generation = await cache.current();
-      const entry = cache.lookup(state.key, state.generation);
-      if (!entry) return;
-      state.key = undefined; // answered from the cache: nothing to store
+      const entry = cache.lookup(key, state.generation);
+      if (!entry) {
+        if (request.method !== "HEAD") state.key = key;
+        return;
+      }
       const fields = (serverContext as WithState).logFields;
       if (fields) fields.operation = entry.operation;
       const headers = new Headers(entry.headers);
       headers.set("X-Cache", "HIT");
+      headers.set("Content-Length", String(entry.body.byteLength));
       endResponse(new Response(new Uint8Array(entry.body), { status: entry.status, headers }));
     },
     onExecute({ args }) {

@@ -1,13 +1,16 @@
 /**
  * The response cache's node side: `app(req, res)` as node:http calls it (src/main.ts) answers a hit
  * before the request is handed to Yoga, with the same rules as the plugin (cache.plugin.ts), the
- * same request id and the same log line as any answer. A hit then costs a map look-up, not a fetch
- * Request, plugins and a Response. A GraphQL POST is looked up by its body, read here when it is
- * small and declares its length; on a miss Yoga gets that body as the request's.
+ * same request id and the same log line as any answer, and the edge's HTTP caching (conditional.ts:
+ * a HEAD is answered from GET's entry without the body, a matching If-None-Match with a 304). A hit
+ * then costs a map look-up, not a fetch Request, plugins and a Response. A GraphQL POST is looked up
+ * by its body, read here when it is small and declares its length; on a miss Yoga gets that body as
+ * the request's.
  *
  * Its functions are made once; a request's state is one object, and its hand-over to Yoga (`miss`).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { isApiResource, noneMatchNames, REPRESENTATION_HEADERS } from "../conditional.ts";
 import type { ResponseCache } from "./cache.plugin.ts";
 import type { Entry } from "./store.ts";
 import { cacheablePath, keyOf } from "./store.ts";
@@ -78,8 +81,8 @@ function serveNode(cache: ResponseCache, req: IncomingMessage, res: ServerRespon
     process.nextTick(readPost, n, length);
     return;
   }
-  if (req.method !== "GET" || chunked || length > 0) return miss();
-  answerFrom(n, nodeKey(req));
+  if ((req.method !== "GET" && req.method !== "HEAD") || chunked || length > 0) return miss();
+  answerFrom(n, nodeKey(req, "GET"));
 }
 
 /** Answers with the entry, if there is one; else the request goes on to Yoga. */
@@ -88,21 +91,33 @@ function answer(n: NodeRequest, entry: Entry | undefined) {
   if (!entry || res.headersSent) return n.miss();
   const incoming = req.headers["x-request-id"];
   const requestId = edge.requestId(typeof incoming === "string" ? incoming : null);
+  // As the edge answers a read (conditional.ts): a 304 for the tag of an API read the request
+  // names, its body left off for HEAD.
+  const inm = req.method === "POST" ? undefined : req.headers["if-none-match"];
+  const tag = inm !== undefined && isApiResource(n.path) ? storedTag(entry) : undefined;
+  const status = tag !== undefined && noneMatchNames(inm, tag) ? 304 : entry.status;
   const headers: Record<string, string> = {};
-  for (const [name, value] of entry.headers) headers[name] = value;
+  for (const [name, value] of entry.headers) {
+    if (status !== 304 || !REPRESENTATION_HEADERS.has(name.toLowerCase())) headers[name] = value;
+  }
   headers["X-Request-Id"] = requestId;
   headers["X-Cache"] = "HIT";
-  headers["Content-Length"] = String(entry.body.byteLength);
-  res.writeHead(entry.status, headers);
-  res.end(entry.body);
+  if (status !== 304) headers["Content-Length"] = String(entry.body.byteLength);
+  res.writeHead(status, headers);
+  res.end(status === 304 || req.method === "HEAD" ? undefined : entry.body);
   edge.logLine({
     requestId,
     method: req.method ?? "GET",
     path: n.path,
     operation: entry.operation,
-    status: entry.status,
+    status,
     ms: performance.now() - n.started,
   });
+}
+
+/** The ETag an entry was stored with. */
+function storedTag(entry: Entry): string | undefined {
+  return entry.headers.find(([name]) => name.toLowerCase() === "etag")?.[1];
 }
 
 function answerFrom(n: NodeRequest, key: string): void {
@@ -111,9 +126,10 @@ function answerFrom(n: NodeRequest, key: string): void {
   else answer(n, n.cache.lookup(key, since));
 }
 
-function nodeKey(req: IncomingMessage, body?: Buffer): string {
+/** The key of a request: a HEAD is looked up as its GET. */
+function nodeKey(req: IncomingMessage, method: "GET" | "POST", body?: Buffer): string {
   return keyOf(
-    req.method ?? "GET",
+    method,
     req.headers.host ?? "",
     req.url ?? "/",
     req.headers.accept ?? "",
@@ -132,7 +148,7 @@ function readPost(n: NodeRequest, length: number): void {
 function answerPost(n: NodeRequest, length: number, body: Buffer) {
   (n.req as IncomingMessage & { body?: Buffer }).body = body;
   if (body.byteLength !== length) return n.miss();
-  answerFrom(n, nodeKey(n.req, body));
+  answerFrom(n, nodeKey(n.req, "POST", body));
 }
 
 /**
