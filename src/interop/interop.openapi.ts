@@ -18,6 +18,8 @@ export const JSON_ARGUMENT_SCHEMAS: Record<string, Record<string, Json>> = {
   importProvider: {
     document: {
       type: "object",
+      // Any members: generated clients type it `Record<string, unknown>`, not an object without keys.
+      additionalProperties: true,
       description:
         "The agent card (A2A v1.0) or server.json (MCP registry, schema 2025-12-11), as JSON; nested at most 32 deep",
     },

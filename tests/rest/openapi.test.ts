@@ -6,11 +6,19 @@ import { beforeAll, describe, expect, test } from "@jest/globals";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
-import { isInputObjectType } from "graphql";
+import { getNamedType, isInputObjectType } from "graphql";
+import openapiTS, { astToString } from "openapi-typescript";
 import { parse } from "yaml";
 import { SERVICE_VERSION } from "../../src/config.ts";
 import { ERROR_STATUS } from "../../src/errors.ts";
-import { pathParams, pathTemplate, REST_ROUTES, type RestRoute, restPath } from "../../src/http/rest/rest.routes.ts";
+import {
+  pathParams,
+  pathTemplate,
+  REST_ROUTES,
+  type RestRoute,
+  restArguments,
+  restPath,
+} from "../../src/http/rest/rest.routes.ts";
 import { schema } from "../../src/schema.ts";
 import { activeReviewCode, approve, call, intake, reviewerToken } from "../helpers.ts";
 
@@ -48,10 +56,14 @@ const resolve = (node: any): any => {
       .reduce((at: any, key) => at[key], doc),
   );
 };
-const admitsNull = (schema: any) =>
-  schema.type === "null" ||
-  (Array.isArray(schema.type) && schema.type.includes("null")) ||
-  (schema.oneOf ?? schema.anyOf ?? []).some(admitsNull);
+/** Whether a schema admits null: by its type, a branch of oneOf/anyOf, or having no type at all. */
+const admitsNull = (schema: any): boolean => {
+  const branches = schema.oneOf ?? schema.anyOf;
+  if (branches) return branches.some(admitsNull);
+  if (schema.$ref || schema.enum) return false;
+  if (schema.type === undefined) return schema.not?.type !== "null";
+  return schema.type === "null" || (Array.isArray(schema.type) && schema.type.includes("null"));
+};
 const body = (op: any) => op.requestBody?.content["application/json"].schema;
 
 describe("serving", () => {
@@ -133,8 +145,9 @@ describe("operations", () => {
       const properties = Object.keys(body(op).properties);
       for (const name of pathParams(r.path)) expect(properties).not.toContain(name);
       const field = schema.getMutationType()!.getFields()[r.field.split(".")[1]!]!;
+      // Every argument but those REST takes as a header (`ifVersion` is If-Match).
       expect(properties.sort()).toEqual(
-        field.args
+        restArguments(field.args)
           .map((a) => a.name)
           .filter((n) => !pathParams(r.path).includes(n))
           .sort(),
@@ -163,6 +176,71 @@ describe("operations", () => {
     const op = operation(route("updateProvider"));
     expect(op.parameters).toContainEqual(expect.objectContaining({ name: "If-Match", in: "header", required: false }));
     expect(op.responses["200"].headers.ETag.schema).toEqual({ type: "string" });
+  });
+
+  test("PATCH is a JSON Merge Patch: both media types, null only for what may be cleared", () => {
+    const op = operation(route("updateProvider"));
+    expect(Object.keys(op.requestBody.content).sort()).toEqual(["application/json", "application/merge-patch+json"]);
+    const patch = op.requestBody.content["application/merge-patch+json"].schema;
+    expect(patch).toEqual(body(op));
+    expect(op.requestBody.description).toContain("RFC 7396");
+    const clearable = Object.entries(patch.properties as Record<string, any>)
+      .filter(([, property]) => admitsNull(property))
+      .map(([name]) => name);
+    // Nullable in the profile and not required at intake; contactEmail is nullable only in what others see.
+    expect(clearable.sort()).toEqual(["description", "homepageUrl", "lifecycleMessage", "policy", "successorCode"]);
+    expect(patch.properties.summary).toMatchObject({ type: "string" });
+    expect(patch.properties.labels).toMatchObject({ type: "array", items: { type: "string" } });
+    // Sections merge member by member: every member optional, unlike intake's.
+    expect(patch.properties.endpoint).toEqual({ $ref: "#/components/schemas/EndpointPatchInput" });
+    expect(patch.properties.policy.oneOf).toEqual([
+      { $ref: "#/components/schemas/PolicyPatchInput" },
+      { type: "null" },
+    ]);
+    expect(doc.components.schemas.EndpointPatchInput.required).toBeUndefined();
+    // Every PATCH route is a merge patch; no other body route takes one.
+    for (const r of REST_ROUTES.filter((r) => r.method !== "GET" && r.method !== "DELETE")) {
+      const types = Object.keys(operation(r).requestBody.content);
+      expect([r.field, types.includes("application/merge-patch+json")]).toEqual([r.field, r.method === "PATCH"]);
+    }
+  });
+
+  test("every GET: If-None-Match, a 200 with ETag, Cache-Control and Vary, and a 304 without a body", () => {
+    const reads = REST_ROUTES.filter((r) => r.method === "GET");
+    expect(reads.length).toBeGreaterThan(5);
+    for (const r of reads) {
+      const op = operation(r);
+      expect([r.field, op.parameters]).toEqual([
+        r.field,
+        expect.arrayContaining([expect.objectContaining({ name: "If-None-Match", in: "header", required: false })]),
+      ]);
+      for (const status of ["200", "304"]) {
+        expect([r.field, status, Object.keys(op.responses[status].headers).sort()]).toEqual([
+          r.field,
+          status,
+          ["Cache-Control", "ETag", "Vary"],
+        ]);
+      }
+      expect(op.responses["304"].content).toBeUndefined();
+    }
+    expect(operation(route("provider")).responses["200"].headers.ETag.description).toContain('"<version>-<hash>"');
+    for (const r of REST_ROUTES.filter((r) => r.method !== "GET")) {
+      expect([r.field, operation(r).responses["304"]]).toEqual([r.field, undefined]);
+    }
+    // HEAD is answered for every GET route; the document says so once instead of listing each.
+    expect(doc.info.description).toContain("Every GET route also answers HEAD");
+  });
+
+  test("a 200 answer is never null, even for a lookup that is nullable over GraphQL", () => {
+    for (const r of REST_ROUTES) {
+      const success = operation(r).responses[String(r.status)].content["application/json"].schema;
+      expect([r.field, admitsNull(success)]).toEqual([r.field, false]);
+    }
+    for (const name of ["provider", "review", "providerVersion", "agentCard"]) {
+      const success = operation(route(name)).responses["200"].content["application/json"].schema;
+      const type = getNamedType(schema.getQueryType()!.getFields()[name]!.type);
+      expect(success).toEqual({ $ref: `#/components/schemas/${type.name}` });
+    }
   });
 });
 
@@ -228,6 +306,28 @@ describe("schemas", () => {
     expect(schemas().Provider.properties.policy.oneOf).toContainEqual({ $ref: "#/components/schemas/Policy" });
     expect(schemas().Query).toBeUndefined();
     expect(schemas().Mutation).toBeUndefined();
+    // JSON has no `type`, so generated clients type it `unknown`; a nullable one drops its `not`.
+    expect(schemas().AgentCardCapabilities.properties.extensions).toEqual({
+      type: "array",
+      items: { description: "Any JSON value", not: { type: "null" } },
+    });
+    expect(schemas().JsonPatchOperation.properties.value).toEqual({ description: "add, replace and test only" });
+    expect(admitsNull(schemas().JsonPatchOperation.properties.value)).toBe(true);
+  });
+
+  test("generated clients type free-form JSON as unknown, never as an object without keys", async () => {
+    const generated = astToString(await openapiTS(structuredClone(doc), { silent: true }));
+    /** The members of a component schema's generated type. */
+    const typeOf = (name: string) => {
+      const start = generated.indexOf(`\n        ${name}: {\n`);
+      expect([name, start]).not.toEqual([name, -1]);
+      return generated.slice(start, generated.indexOf("\n        };", start));
+    };
+    expect(typeOf("JsonPatchOperation")).toMatch(/\n {12}value: unknown;/);
+    expect(typeOf("AgentCardCapabilities")).toMatch(/\n {12}extensions: unknown\[\];/);
+    const components = generated.slice(generated.indexOf("export interface components"));
+    expect(components.slice(0, components.indexOf("\n}\n"))).not.toContain("Record<string, never>");
+    expect(generated).toContain("document: {\n                        [key: string]: unknown;");
   });
 });
 
@@ -258,6 +358,9 @@ describe("problem responses", () => {
     expect(problem.required.sort()).toEqual(["code", "detail", "status", "title", "type"]);
     expect(problem.properties.code.enum.sort()).toEqual(Object.keys(ERROR_STATUS).sort());
     expect(problem.properties.errors.items.required).toEqual(["path", "message"]);
+    const path = problem.properties.errors.items.properties.path;
+    expect(path).toMatchObject({ type: "string", format: "json-pointer" });
+    expect(path.description).toContain("RFC 6901");
   });
 
   const problemStatuses = (name: string) =>

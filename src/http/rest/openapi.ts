@@ -9,10 +9,12 @@
  *   `oneOf: [$ref, {type: "null"}]`, DateTime and JSON scalars, enums as string enums);
  * - operations: SOFA lists a mutation's variables as query parameters too; here a body route takes
  *   its non-path arguments from a JSON body only (what the guard in rest.plugin.ts enforces), a path
- *   parameter never appears in the body, and DELETE has no body;
+ *   parameter never appears in the body, DELETE has no body, and a PATCH body is a JSON Merge Patch;
  * - full paths under /api/v1 (a client's base URL is the origin), the GraphQL field name as
  *   operationId, the route's own success status, bearer security from the route's `auth`, the
- *   problem+json error answers, and the If-Match / ETag headers.
+ *   problem+json error answers, the conditional-request and caching headers of API.md §4;
+ * - only the components the routes reach, so the document lints clean (redocly.yaml, .spectral.yaml;
+ *   tests/rest/openapi.lint.test.ts).
  */
 import {
   type GraphQLArgument,
@@ -20,6 +22,7 @@ import {
   type GraphQLNamedType,
   type GraphQLSchema,
   type GraphQLType,
+  getNamedType,
   isEnumType,
   isInputObjectType,
   isIntrospectionType,
@@ -32,7 +35,15 @@ import { useSofa } from "sofa-api";
 import { SERVICE_VERSION } from "../../config.ts";
 import { ERROR_STATUS, ERROR_TITLE, type ErrorCode } from "../../errors.ts";
 import { JSON_ARGUMENT_SCHEMAS, JSON_FIELD_SCHEMAS } from "../../interop/interop.openapi.ts";
-import { type Auth, pathParams, pathTemplate, REST_ROUTES, type RestRoute, restPath } from "./rest.routes.ts";
+import {
+  type Auth,
+  pathParams,
+  pathTemplate,
+  REST_ROUTES,
+  type RestRoute,
+  restArguments,
+  restPath,
+} from "./rest.routes.ts";
 import { sofaConfig } from "./sofa.handlers.ts";
 
 type Json = Record<string, unknown>;
@@ -55,8 +66,9 @@ const SCALARS: Record<string, Json> = {
   Float: { type: "number", format: "double" },
   Boolean: { type: "boolean" },
   DateTime: { type: "string", format: "date-time", description: "An ISO-8601 instant in UTC" },
-  // Any value but null: a nullable JSON field adds "null" like any other type (schemaOf).
-  JSON: { type: ["string", "number", "boolean", "object", "array"], description: "Any JSON value" },
+  // Any value but null, and no `type`: generated clients type it `unknown` (with a list of types, its
+  // object member would be an object without keys). A nullable JSON field drops the `not` (schemaOf).
+  JSON: { description: "Any JSON value", not: { type: "null" } },
 };
 
 function ref(name: string): Json {
@@ -79,6 +91,10 @@ function nonNullSchema(type: GraphQLType): Json {
 function schemaOf(type: GraphQLType): Json {
   const schema = nonNullSchema(type);
   if (isNonNullType(type)) return schema;
+  if (schema.not) {
+    const { not: _null, ...anything } = schema;
+    return anything;
+  }
   if (typeof schema.type === "string") return { ...schema, type: [schema.type, "null"] };
   if (Array.isArray(schema.type)) return { ...schema, type: [...schema.type, "null"] };
   if (schema.$ref) return { oneOf: [schema, { type: "null" }] };
@@ -161,7 +177,13 @@ const PROBLEM_SCHEMA: Json = {
         type: "object",
         required: ["path", "message"],
         properties: {
-          path: { type: "string", description: "The field's dotted path, e.g. `endpoint.url` or `labels.2`" },
+          path: {
+            type: "string",
+            format: "json-pointer",
+            description:
+              "A JSON Pointer (RFC 6901) to the value at fault: into the body (`/endpoint/url`, `/labels/2`), " +
+              '`/<name>` for a query or path parameter or a header (`/Idempotency-Key`), `""` for the whole body',
+          },
           message: { type: "string" },
           source: {
             type: ["string", "null"],
@@ -178,6 +200,9 @@ const ERROR_HEADERS: Partial<Record<ErrorCode, Json>> = {
   UNAUTHENTICATED: { "WWW-Authenticate": { description: "`Bearer`", schema: { type: "string" } } },
   METHOD_NOT_ALLOWED: { Allow: { description: "The methods the path allows", schema: { type: "string" } } },
   RATE_LIMITED: { "Retry-After": { description: "Seconds to wait", schema: { type: "integer" } } },
+  UNSUPPORTED_MEDIA_TYPE: {
+    "Accept-Patch": { description: "On a PATCH: the media types its body may have", schema: { type: "string" } },
+  },
 };
 
 /** One reusable response per error code, `#/components/responses/<CODE>`. */
@@ -233,14 +258,43 @@ function securityOf(auth: Auth): Json[] {
 
 // ── Operations ──────────────────────────────────────────────────────────────────────────────────
 
+/** A write's answer is tagged with the version it made; a read's tag is led by the version it shows. */
 const ETAG_HEADER: Json = {
-  ETag: { description: 'The profile version, quoted: `"<version>"`', schema: { type: "string" } },
+  ETag: {
+    description: 'The profile version, quoted: `"<version>"`; send it back as If-Match',
+    schema: { type: "string" },
+  },
+};
+const PROFILE_ETAG_HEADER: Json = {
+  ETag: {
+    description:
+      'The version, then a hash of this answer: `"<version>-<hash>"`; a strong validator for If-None-Match, ' +
+      "and If-Match takes it as the version it names",
+    schema: { type: "string" },
+  },
+};
+/** What every GET answers with its 200 (and its 304): API.md §4, HTTP conventions. */
+const READ_HEADERS: Json = {
+  ETag: {
+    description: "A strong validator of this answer; send it back as If-None-Match to be answered 304",
+    schema: { type: "string" },
+  },
+  "Cache-Control": {
+    description:
+      "How long caches may keep the answer: shared caches briefly for an anonymous read of public data, " +
+      "never for an answer that depends on the caller's credentials",
+    schema: { type: "string" },
+  },
+  Vary: {
+    description: "`Authorization` among others: the answer depends on who asks",
+    schema: { type: "string" },
+  },
 };
 const NO_STORE_HEADER: Json = {
   "Cache-Control": { description: "`no-store`: the answer holds a token in plaintext", schema: { type: "string" } },
 };
 const RESPONSE_HEADERS: Record<string, Json> = {
-  provider: ETAG_HEADER,
+  provider: PROFILE_ETAG_HEADER,
   updateProvider: ETAG_HEADER,
   setProviderLifecycle: ETAG_HEADER,
   createProvider: {
@@ -258,7 +312,17 @@ const IF_MATCH: Json = {
   name: "If-Match",
   in: "header",
   required: false,
-  description: 'The version the caller last saw, `"<version>"` (or `*`); a stale one is refused with 412.',
+  description:
+    'The version the caller last saw, `"<version>"`, or the ETag of the read it saw (`"<version>-<hash>"`), or `*`; ' +
+    "a stale one is refused with 412.",
+  schema: { type: "string" },
+};
+
+const IF_NONE_MATCH: Json = {
+  name: "If-None-Match",
+  in: "header",
+  required: false,
+  description: "ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body.",
   schema: { type: "string" },
 };
 
@@ -278,6 +342,35 @@ function fieldOf(schema: GraphQLSchema, route: RestRoute): GraphQLField<unknown,
   return field;
 }
 
+/** The operation that creates what a PATCH changes: what it requires, a PATCH cannot remove. */
+const CREATED_BY: Record<string, string> = { updateProvider: "createProvider" };
+
+/**
+ * A PATCH body is a JSON Merge Patch (RFC 7396): `null` removes a member, which only a field the
+ * record may lack can take. Such a field is nullable in the answer and not required at creation;
+ * every other property refuses null (a 400), though its GraphQL argument is nullable (optional).
+ */
+function mergePatchSchema(
+  schema: GraphQLSchema,
+  field: GraphQLField<unknown, unknown>,
+  bodyArgs: readonly GraphQLArgument[],
+): Json {
+  const answer = getNamedType(field.type);
+  const answerFields = isObjectType(answer) ? answer.getFields() : {};
+  const creation = CREATED_BY[field.name];
+  const created = creation ? schema.getMutationType()?.getFields()[creation] : undefined;
+  if (creation && !created) throw new Error(`No mutation ${creation}, which creates what ${field.name} changes`);
+  const requiredAtCreation = new Set(created?.args.filter((a) => isNonNullType(a.type)).map((a) => a.name));
+  const body = objectSchema(bodyArgs, { closed: true });
+  const properties = body.properties as Record<string, Json>;
+  for (const arg of bodyArgs) {
+    const answered = answerFields[arg.name];
+    if (answered && !isNonNullType(answered.type) && !requiredAtCreation.has(arg.name)) continue;
+    properties[arg.name] = withDescription(nonNullSchema(arg.type), arg.description);
+  }
+  return { ...body, minProperties: 1 };
+}
+
 function parameterOf(arg: GraphQLArgument, where: "path" | "query"): Json {
   const schema = nonNullSchema(arg.type);
   return {
@@ -290,6 +383,11 @@ function parameterOf(arg: GraphQLArgument, where: "path" | "query"): Json {
     ...(schema.type === "array" ? { style: "form", explode: false } : {}),
   };
 }
+
+const MERGE_PATCH_DESCRIPTION =
+  "The fields to change, as a JSON Merge Patch (RFC 7396), sent as application/json or " +
+  "application/merge-patch+json: a member absent stays as it is, `null` clears a nullable field, and " +
+  "`null` for a required one is a 400 naming it.";
 
 function operationOf(schema: GraphQLSchema, route: RestRoute, sofaParameters: readonly SofaParameter[]): Json {
   const field = fieldOf(schema, route);
@@ -310,24 +408,34 @@ function operationOf(schema: GraphQLSchema, route: RestRoute, sofaParameters: re
   }
   if (field.name === "updateProvider" || field.name === "setProviderLifecycle") parameters.push(IF_MATCH);
   if (field.name === "createProvider" || field.name === "importProvider") parameters.push(IDEMPOTENCY_KEY);
+  const isRead = route.method === "GET";
+  if (isRead) parameters.push(IF_NONE_MATCH);
 
-  const bodyArgs = field.args.filter((a) => !inPath.has(a.name));
-  const body = hasBody ? objectSchema(bodyArgs, { closed: true }) : undefined;
-  if (body && route.method === "PATCH") body.minProperties = 1;
+  const bodyArgs = restArguments(field.args).filter((a) => !inPath.has(a.name));
+  const isPatch = route.method === "PATCH";
+  const body = !hasBody
+    ? undefined
+    : isPatch
+      ? mergePatchSchema(schema, field, bodyArgs)
+      : objectSchema(bodyArgs, { closed: true });
   // JSON arguments whose shape is known (an imported document is an object).
   for (const [name, argSchema] of Object.entries(JSON_ARGUMENT_SCHEMAS[field.name] ?? {})) {
     if (body) (body.properties as Record<string, Json>)[name] = argSchema;
   }
-  const bodyRequired = route.method === "PATCH" || bodyArgs.some((a) => isNonNullType(a.type));
+  const bodyRequired = isPatch || bodyArgs.some((a) => isNonNullType(a.type));
+  const bodyTypes = isPatch ? ["application/json", "application/merge-patch+json"] : ["application/json"];
 
+  const headers = { ...(isRead ? READ_HEADERS : {}), ...RESPONSE_HEADERS[field.name] };
   const responses: Record<string, Json> = {
     [String(route.status)]: {
       description: route.summary,
-      ...(RESPONSE_HEADERS[field.name] ? { headers: RESPONSE_HEADERS[field.name] } : {}),
-      // A REST answer is never a bare null: the operation answers its object or a problem.
+      ...(Object.keys(headers).length ? { headers } : {}),
+      // A REST answer is never a bare null: a lookup that is nullable over GraphQL (null with a
+      // NOT_FOUND error) answers 404 here, so the 200 schema is the non-null type.
       content: { "application/json": { schema: nonNullSchema(field.type) } },
     },
   };
+  if (isRead) responses["304"] = { description: "Not Modified: If-None-Match matched; no body", headers };
   if (field.name === "health") {
     responses["503"] = {
       description: "The database does not answer",
@@ -345,12 +453,64 @@ function operationOf(schema: GraphQLSchema, route: RestRoute, sofaParameters: re
     tags: [route.tag],
     security: securityOf(route.auth),
     ...(parameters.length ? { parameters } : {}),
-    ...(body ? { requestBody: { required: bodyRequired, content: { "application/json": { schema: body } } } } : {}),
+    ...(body
+      ? {
+          requestBody: {
+            required: bodyRequired,
+            ...(isPatch ? { description: MERGE_PATCH_DESCRIPTION } : {}),
+            content: Object.fromEntries(bodyTypes.map((type) => [type, { schema: body }])),
+          },
+        }
+      : {}),
     responses,
   };
 }
 
 // ── The document ────────────────────────────────────────────────────────────────────────────────
+
+const TAGS: Record<string, string> = {
+  service: "What the service is and whether it is up",
+  providers: "Agents: intake, profiles, owner updates and lifecycle",
+  versions: "A profile's recorded versions and the changes between them",
+  interop: "A2A agent cards and MCP server.json, out and in",
+  tokens: "An agent's access tokens",
+  moderation: "Reviewers suspend and reinstate approved agents",
+  reviews: "The review queue and its workflow",
+};
+
+function tagsOf(routes: readonly RestRoute[]): Json[] {
+  return [...new Set(routes.map((r) => r.tag))].map((name) => {
+    const description = TAGS[name];
+    if (!description) throw new Error(`The tag ${name} has no description`);
+    return { name, description };
+  });
+}
+
+/**
+ * The components the paths reach, through any chain of `$ref`s. The GraphQL schema has types no
+ * REST route answers (subscription payloads, Relay's), and not every error code is an operation's
+ * answer (405 is answered for a method no operation has).
+ */
+function reachable(paths: Json, components: Record<string, Record<string, Json>>): Json {
+  const kept: Record<string, Record<string, Json>> = {};
+  const visit = (node: unknown): void => {
+    if (!node || typeof node !== "object") return; // arrays are objects: their entries are visited too
+    for (const [key, value] of Object.entries(node)) {
+      if (key !== "$ref") {
+        visit(value);
+        continue;
+      }
+      const [, , kind, name] = String(value).split("/") as [string, string, string, string];
+      if (kept[kind]?.[name]) continue;
+      const target = components[kind]?.[name];
+      if (!target) throw new Error(`Nothing at ${value}`);
+      kept[kind] = { ...kept[kind], [name]: target };
+      visit(target);
+    }
+  };
+  visit(paths);
+  return kept;
+}
 
 export function openApiDocument(schema: GraphQLSchema): OpenApiDocument {
   const sofa = useSofa({
@@ -368,6 +528,10 @@ export function openApiDocument(schema: GraphQLSchema): OpenApiDocument {
     paths[path] = { ...paths[path], [method]: operationOf(schema, route, generated.parameters ?? []) };
   }
 
+  const components = reachable(paths, {
+    schemas: { ...componentSchemas(schema), Problem: PROBLEM_SCHEMA },
+    responses: errorResponses(),
+  });
   // A copy: the shared constants above must not be reachable from a caller's document.
   return structuredClone({
     openapi: "3.1.0" as const,
@@ -377,14 +541,14 @@ export function openApiDocument(schema: GraphQLSchema): OpenApiDocument {
       description:
         "A registry of AI agents: intake, review and versioned profiles. This document covers the REST " +
         "routes under /api/v1; the same operations are available over GraphQL at /graphql. Errors are " +
-        "RFC 9457 problem documents (application/problem+json).",
+        "RFC 9457 problem documents (application/problem+json). Every GET route also answers HEAD, " +
+        "with the same status and headers and no body.",
     },
     servers: [{ url: "/", description: "This server; paths include the /api/v1 prefix" }],
-    tags: [...new Set(REST_ROUTES.map((r) => r.tag))].map((name) => ({ name })),
+    tags: tagsOf(REST_ROUTES),
     paths,
     components: {
-      schemas: { ...componentSchemas(schema), Problem: PROBLEM_SCHEMA },
-      responses: errorResponses(),
+      ...components,
       securitySchemes: {
         bearer: {
           type: "http",

@@ -78,7 +78,7 @@ export interface paths {
     };
     /**
      * Read a provider's full profile
-     * @description A provider's full profile.
+     * @description A provider's full profile; null, with a NOT_FOUND error, when there is none the caller may see.
      */
     get: operations["provider"];
     put?: never;
@@ -88,7 +88,7 @@ export interface paths {
     head?: never;
     /**
      * Update the caller's own profile
-     * @description Changes the given fields of the caller's own profile and records a new version. Send If-Match to refuse a stale update.
+     * @description Changes the given fields of the caller's own profile and records a new version. Send ifVersion (or If-Match) to refuse a stale update.
      */
     patch: operations["updateProvider"];
     trace?: never;
@@ -122,7 +122,7 @@ export interface paths {
     };
     /**
      * Read one profile version with its snapshot
-     * @description One version of a provider's profile, with its snapshot.
+     * @description One version of a provider's profile, with its snapshot; null, with a NOT_FOUND error, when there is none the caller may see.
      */
     get: operations["providerVersion"];
     put?: never;
@@ -162,7 +162,7 @@ export interface paths {
     };
     /**
      * The provider as an A2A agent card
-     * @description A provider as an A2A v1.0 agent card, for whoever may see the provider.
+     * @description A provider as an A2A v1.0 agent card, for whoever may see the provider; null, with a NOT_FOUND error, for anyone else.
      */
     get: operations["agentCard"];
     put?: never;
@@ -284,7 +284,7 @@ export interface paths {
     put?: never;
     /**
      * Deprecate, retire or reactivate a provider
-     * @description Deprecates (message required, successor optional), retires (message and successor optional) or reactivates a provider, recording a new version and a timeline event. The owner (agent token) or a reviewer; retirement is final for the owner, only a reviewer can undo it. Send If-Match to refuse a stale change.
+     * @description Deprecates (message required, successor optional), retires (message and successor optional) or reactivates a provider, recording a new version and a timeline event. The owner (agent token) or a reviewer; retirement is final for the owner, only a reviewer can undo it. Send ifVersion (or If-Match) to refuse a stale change.
      */
     post: operations["setProviderLifecycle"];
     delete?: never;
@@ -322,7 +322,7 @@ export interface paths {
     };
     /**
      * Read one review
-     * @description One review: for reviewers, and for the owner of its provider.
+     * @description One review: for reviewers, and for the owner of its provider; null, with a NOT_FOUND error, for anyone else.
      */
     get: operations["review"];
     put?: never;
@@ -401,6 +401,66 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    Service: {
+      name: string;
+      version: string;
+      /** @description The OpenAPI 3.1 document */
+      specUrl: string;
+      graphqlUrl: string;
+      healthUrl: string;
+      routes: components["schemas"]["RouteInfo"][];
+    };
+    RouteInfo: {
+      method: string;
+      path: string;
+      summary: string;
+    };
+    /** @description An RFC 9457 problem document, sent as application/problem+json. */
+    Problem: {
+      /** @description A URI reference naming the problem type; `about:blank` here. */
+      type: string;
+      title: string;
+      /** @description The HTTP status */
+      status: number;
+      /** @description What went wrong, for a human */
+      detail: string;
+      /**
+       * @description The error code (API.md §5)
+       * @enum {string}
+       */
+      code:
+        | "BAD_USER_INPUT"
+        | "GRAPHQL_PARSE_FAILED"
+        | "GRAPHQL_VALIDATION_FAILED"
+        | "UNAUTHENTICATED"
+        | "FORBIDDEN"
+        | "NOT_FOUND"
+        | "METHOD_NOT_ALLOWED"
+        | "CONFLICT"
+        | "PRECONDITION_FAILED"
+        | "PAYLOAD_TOO_LARGE"
+        | "UNSUPPORTED_MEDIA_TYPE"
+        | "UNPROCESSABLE_CONTENT"
+        | "RATE_LIMITED"
+        | "INTERNAL";
+      /** @description The input fields at fault, for BAD_USER_INPUT */
+      errors?: {
+        /**
+         * Format: json-pointer
+         * @description A JSON Pointer (RFC 6901) to the value at fault: into the body (`/endpoint/url`, `/labels/2`), `/<name>` for a query or path parameter or a header (`/Idempotency-Key`), `""` for the whole body
+         */
+        path: string;
+        message: string;
+        /** @description POST /api/v1/providers/import only: the JSON pointer into the imported document the field came from (null: from the request body) */
+        source?: string | null;
+      }[];
+    };
+    Health: {
+      /** @description ok, or unavailable (with HTTP 503) */
+      status: string;
+      database: string;
+      version: string;
+    };
     /** @enum {string} */
     AgentType: "ASSISTANT" | "AUTONOMOUS" | "WORKFLOW" | "TOOL_SERVER" | "MULTI_AGENT";
     /** @enum {string} */
@@ -409,71 +469,45 @@ export interface components {
     TrustTier: "UNVERIFIED" | "VERIFIED" | "TRUSTED" | "OFFICIAL";
     /** @enum {string} */
     ReviewStage: "SUBMITTED" | "IN_REVIEW" | "CHANGES_REQUESTED" | "APPROVED" | "REJECTED" | "SUSPENDED";
-    /** @enum {string} */
-    ModelRole: "PRIMARY" | "FALLBACK" | "EMBEDDING" | "OTHER";
-    /** @enum {string} */
-    ToolKind: "MCP" | "FUNCTION" | "HTTP" | "BUILTIN";
-    /** @enum {string} */
-    ToolScope: "READ_ONLY" | "WRITE" | "DESTRUCTIVE" | "EXTERNAL";
+    ProviderPage: {
+      items: components["schemas"]["ProviderSummary"][];
+      /** @description null on the last page */
+      nextCursor: string | null;
+    };
+    /** @description The list form of a provider: what filters and cards need, nothing that costs a query per row. */
+    ProviderSummary: {
+      id: string;
+      providerCode: string;
+      name: string;
+      summary: string;
+      agentType: components["schemas"]["AgentType"];
+      visibility: components["schemas"]["Visibility"];
+      trustTier: components["schemas"]["TrustTier"];
+      reviewStage: components["schemas"]["ReviewStage"];
+      labels: string[];
+      endpoint: components["schemas"]["EndpointSummary"];
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      updatedAt: string;
+      /** @description ACTIVE, DEPRECATED or RETIRED; lists hide RETIRED providers unless includeRetired */
+      lifecycle: components["schemas"]["Lifecycle"];
+      /** @description Why the agent is deprecated or retired (at most 500 characters); null while ACTIVE */
+      lifecycleMessage: string | null;
+      /** @description The providerCode of the agent to use instead, when its owner named one; null while ACTIVE */
+      successorCode: string | null;
+    };
+    EndpointSummary: {
+      protocol: components["schemas"]["EndpointProtocol"];
+    };
     /** @enum {string} */
     EndpointProtocol: "A2A" | "MCP" | "HTTP_JSON" | "OPENAI_COMPATIBLE" | "OTHER";
-    /** @enum {string} */
-    AuthScheme: "NONE" | "BEARER" | "API_KEY" | "OAUTH2" | "MTLS";
-    /** @enum {string} */
-    HumanOversight: "NONE" | "ON_REQUEST" | "ALWAYS";
     /**
      * @description ACTIVE; DEPRECATED (still served, use the successor); RETIRED (gone; hidden from lists unless asked)
      * @enum {string}
      */
     Lifecycle: "ACTIVE" | "DEPRECATED" | "RETIRED";
-    /** @enum {string} */
-    RoleKind: "OWNER" | "MAINTAINER" | "SECURITY_CONTACT";
-    /** @enum {string} */
-    TimelineKind:
-      | "SUBMITTED"
-      | "ASSIGNED"
-      | "COMMENTED"
-      | "CHANGES_REQUESTED"
-      | "RESUBMITTED"
-      | "APPROVED"
-      | "REJECTED"
-      | "SUSPENDED"
-      | "REINSTATED"
-      | "PROFILE_UPDATED"
-      | "TOKEN_ISSUED"
-      | "TOKEN_REVOKED"
-      | "UPDATE_SUBMITTED"
-      | "PRIORITY_CHANGED"
-      | "DEPRECATED"
-      | "RETIRED"
-      | "REACTIVATED";
-    /** @enum {string} */
-    ReviewKind: "INTAKE" | "UPDATE";
-    /** @enum {string} */
-    ReviewStatus: "OPEN" | "IN_PROGRESS" | "CHANGES_REQUESTED" | "APPROVED" | "REJECTED" | "WITHDRAWN";
-    /** @enum {string} */
-    ReviewPriority: "URGENT" | "HIGH" | "NORMAL" | "LOW";
-    /** @enum {string} */
-    ReviewDecision: "APPROVE" | "REJECT" | "REQUEST_CHANGES";
-    /**
-     * @description Provider events (PROVIDER_CREATED, PROVIDER_UPDATED, LIFECYCLE_CHANGED, STAGE_CHANGED) and review events (REVIEW_…, for reviewers and the provider's owner only)
-     * @enum {string}
-     */
-    FeedEventKind:
-      | "PROVIDER_CREATED"
-      | "PROVIDER_UPDATED"
-      | "LIFECYCLE_CHANGED"
-      | "STAGE_CHANGED"
-      | "REVIEW_OPENED"
-      | "REVIEW_ASSIGNED"
-      | "REVIEW_DECIDED"
-      | "REVIEW_RESUBMITTED"
-      | "REVIEW_COMMENTED"
-      | "REVIEW_PRIORITY_CHANGED";
-    /** @enum {string} */
-    JsonPatchOp: "add" | "remove" | "replace" | "move" | "copy" | "test";
-    /** @enum {string} */
-    ImportFormat: "a2a" | "mcp";
     CapabilityInput: {
       key: string;
       name: string;
@@ -489,18 +523,26 @@ export interface components {
       /** Format: int32 */
       contextWindow?: number | null;
     };
+    /** @enum {string} */
+    ModelRole: "PRIMARY" | "FALLBACK" | "EMBEDDING" | "OTHER";
     ToolInput: {
       name: string;
       kind: components["schemas"]["ToolKind"];
       description?: string | null;
       scopes?: components["schemas"]["ToolScope"][] | null;
     };
+    /** @enum {string} */
+    ToolKind: "MCP" | "FUNCTION" | "HTTP" | "BUILTIN";
+    /** @enum {string} */
+    ToolScope: "READ_ONLY" | "WRITE" | "DESTRUCTIVE" | "EXTERNAL";
     EndpointInput: {
       url: string;
       protocol: components["schemas"]["EndpointProtocol"];
       authScheme: components["schemas"]["AuthScheme"];
       healthUrl?: string | null;
     };
+    /** @enum {string} */
+    AuthScheme: "NONE" | "BEARER" | "API_KEY" | "OAUTH2" | "MTLS";
     PolicyInput: {
       /** Format: int32 */
       dataRetentionDays?: number | null;
@@ -510,97 +552,27 @@ export interface components {
       termsUrl?: string | null;
       privacyUrl?: string | null;
     };
+    /** @enum {string} */
+    HumanOversight: "NONE" | "ON_REQUEST" | "ALWAYS";
     RoleInput: {
       subject: string;
       role: components["schemas"]["RoleKind"];
     };
-    Capability: {
-      key: string;
-      name: string;
-      description: string | null;
-      tags: string[];
-      /** @description Media types the capability accepts */
-      inputModes: string[];
-      /** @description Media types the capability produces */
-      outputModes: string[];
-    };
-    Model: {
-      vendor: string;
-      model: string;
-      role: components["schemas"]["ModelRole"];
-      /** Format: int32 */
-      contextWindow: number | null;
-    };
-    Tool: {
-      name: string;
-      kind: components["schemas"]["ToolKind"];
-      description: string | null;
-      scopes: components["schemas"]["ToolScope"][];
-    };
-    Endpoint: {
-      url: string;
-      protocol: components["schemas"]["EndpointProtocol"];
-      authScheme: components["schemas"]["AuthScheme"];
-      healthUrl: string | null;
-    };
-    EndpointSummary: {
-      protocol: components["schemas"]["EndpointProtocol"];
-    };
-    Policy: {
-      /** Format: int32 */
-      dataRetentionDays: number | null;
-      humanOversight: components["schemas"]["HumanOversight"];
-      allowedUseCases: string[];
-      prohibitedUseCases: string[];
-      termsUrl: string | null;
-      privacyUrl: string | null;
-    };
-    Role: {
-      /** @description An email address or a handle */
-      subject: string;
-      role: components["schemas"]["RoleKind"];
-    };
-    /** @description Metadata of an agent access token; the secret itself is never stored or shown again. */
-    AccessToken: {
-      tokenId: string;
-      /** @description The first characters of the token, to tell tokens apart */
-      prefix: string;
-      label: string | null;
-      /**
-       * Format: date-time
-       * @description An ISO-8601 instant in UTC
-       */
-      createdAt: string;
-      /**
-       * Format: date-time
-       * @description An ISO-8601 instant in UTC
-       */
-      lastUsedAt: string | null;
-      /**
-       * Format: date-time
-       * @description An ISO-8601 instant in UTC
-       */
-      expiresAt: string | null;
-      /**
-       * Format: date-time
-       * @description An ISO-8601 instant in UTC
-       */
-      revokedAt: string | null;
-    };
-    TimelineEvent: {
-      /**
-       * Format: date-time
-       * @description An ISO-8601 instant in UTC
-       */
-      at: string;
-      kind: components["schemas"]["TimelineKind"];
-      /** @description Who did it: `agent:<code>`, `reviewer:<subject>` (just `reviewer` for the public) or `system` */
-      actor: string;
-      /** @description Shown to the provider's owner and to reviewers only */
-      note: string | null;
+    /** @enum {string} */
+    RoleKind: "OWNER" | "MAINTAINER" | "SECURITY_CONTACT";
+    /** @description The answer to an intake. */
+    IntakeResult: {
+      providerCode: string;
+      reviewCode: string;
+      /** @description The agent's access token in plaintext. Shown this once only; keep it secret. Null only when this answer replays an earlier intake (Idempotency-Key): see notice. */
+      accessToken: string | null;
+      /** @description Null, except when this answer replays the intake first made with the same Idempotency-Key: then it says so and why accessToken is null. */
+      notice: string | null;
+      provider: components["schemas"]["Provider"];
     };
     /** @description An AI agent's full profile. */
     Provider: {
+      id: string;
       providerCode: string;
       name: string;
       summary: string;
@@ -649,43 +621,159 @@ export interface components {
       /** @description The codes of the providers (that the caller may see) naming this one as their successor */
       predecessors: string[];
     };
-    /** @description The list form of a provider: what filters and cards need, nothing that costs a query per row. */
-    ProviderSummary: {
-      providerCode: string;
+    Capability: {
+      key: string;
       name: string;
-      summary: string;
-      agentType: components["schemas"]["AgentType"];
-      visibility: components["schemas"]["Visibility"];
-      trustTier: components["schemas"]["TrustTier"];
-      reviewStage: components["schemas"]["ReviewStage"];
-      labels: string[];
-      endpoint: components["schemas"]["EndpointSummary"];
+      description: string | null;
+      tags: string[];
+      /** @description Media types the capability accepts */
+      inputModes: string[];
+      /** @description Media types the capability produces */
+      outputModes: string[];
+    };
+    Model: {
+      vendor: string;
+      model: string;
+      role: components["schemas"]["ModelRole"];
+      /** Format: int32 */
+      contextWindow: number | null;
+    };
+    Tool: {
+      name: string;
+      kind: components["schemas"]["ToolKind"];
+      description: string | null;
+      scopes: components["schemas"]["ToolScope"][];
+    };
+    Endpoint: {
+      url: string;
+      protocol: components["schemas"]["EndpointProtocol"];
+      authScheme: components["schemas"]["AuthScheme"];
+      healthUrl: string | null;
+    };
+    Policy: {
+      /** Format: int32 */
+      dataRetentionDays: number | null;
+      humanOversight: components["schemas"]["HumanOversight"];
+      allowedUseCases: string[];
+      prohibitedUseCases: string[];
+      termsUrl: string | null;
+      privacyUrl: string | null;
+    };
+    Role: {
+      /** @description An email address or a handle */
+      subject: string;
+      role: components["schemas"]["RoleKind"];
+    };
+    /** @description Metadata of an agent access token; the secret itself is never stored or shown again. */
+    AccessToken: {
+      id: string;
+      tokenId: string;
+      /** @description The first characters of the token, to tell tokens apart */
+      prefix: string;
+      label: string | null;
       /**
        * Format: date-time
        * @description An ISO-8601 instant in UTC
        */
-      updatedAt: string;
-      /** @description ACTIVE, DEPRECATED or RETIRED; lists hide RETIRED providers unless includeRetired */
-      lifecycle: components["schemas"]["Lifecycle"];
-      /** @description Why the agent is deprecated or retired (at most 500 characters); null while ACTIVE */
-      lifecycleMessage: string | null;
-      /** @description The providerCode of the agent to use instead, when its owner named one; null while ACTIVE */
-      successorCode: string | null;
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      lastUsedAt: string | null;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      expiresAt: string | null;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      revokedAt: string | null;
     };
-    ProviderPage: {
-      items: components["schemas"]["ProviderSummary"][];
-      /** @description null on the last page */
+    TimelineEvent: {
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      at: string;
+      kind: components["schemas"]["TimelineKind"];
+      /** @description Who did it: `agent:<code>`, `reviewer:<subject>` (just `reviewer` for the public) or `system` */
+      actor: string;
+      /** @description Shown to the provider's owner and to reviewers only */
+      note: string | null;
+    };
+    /** @enum {string} */
+    TimelineKind:
+      | "SUBMITTED"
+      | "ASSIGNED"
+      | "COMMENTED"
+      | "CHANGES_REQUESTED"
+      | "RESUBMITTED"
+      | "APPROVED"
+      | "REJECTED"
+      | "SUSPENDED"
+      | "REINSTATED"
+      | "PROFILE_UPDATED"
+      | "TOKEN_ISSUED"
+      | "TOKEN_REVOKED"
+      | "UPDATE_SUBMITTED"
+      | "PRIORITY_CHANGED"
+      | "DEPRECATED"
+      | "RETIRED"
+      | "REACTIVATED";
+    /** @description Members of the endpoint to change: an absent member keeps its value, null clears it */
+    EndpointPatchInput: {
+      url?: string | null;
+      protocol?: components["schemas"]["EndpointProtocol"] | null;
+      authScheme?: components["schemas"]["AuthScheme"] | null;
+      healthUrl?: string | null;
+    };
+    /** @description Members of the policy to change: an absent member keeps its value, null clears it */
+    PolicyPatchInput: {
+      /** Format: int32 */
+      dataRetentionDays?: number | null;
+      humanOversight?: components["schemas"]["HumanOversight"] | null;
+      allowedUseCases?: string[] | null;
+      prohibitedUseCases?: string[] | null;
+      termsUrl?: string | null;
+      privacyUrl?: string | null;
+    };
+    ProviderVersionPage: {
+      items: components["schemas"]["ProviderVersionSummary"][];
       nextCursor: string | null;
     };
-    /** @description The answer to an intake. */
-    IntakeResult: {
+    /** @description One version of a profile, without its snapshot. */
+    ProviderVersionSummary: {
+      id: string;
       providerCode: string;
-      reviewCode: string;
-      /** @description The agent's access token in plaintext. Shown this once only; keep it secret. Null only when this answer replays an earlier intake (Idempotency-Key): see notice. */
-      accessToken: string | null;
-      /** @description Null, except when this answer replays the intake first made with the same Idempotency-Key: then it says so and why accessToken is null. */
-      notice: string | null;
-      provider: components["schemas"]["Provider"];
+      /** Format: int32 */
+      version: number;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      createdAt: string;
+      /** @description Who made it: `agent:<code>`, `reviewer:<subject>` (just `reviewer` for the public) or `system` */
+      actor: string;
+      changedFields: string[];
+    };
+    /** @description One version of a profile with the snapshot of the profile after it. */
+    ProviderVersion: {
+      id: string;
+      providerCode: string;
+      /** Format: int32 */
+      version: number;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      createdAt: string;
+      /** @description Who made it: `agent:<code>`, `reviewer:<subject>` (just `reviewer` for the public) or `system` */
+      actor: string;
+      changedFields: string[];
+      snapshot: components["schemas"]["ProfileSnapshot"];
     };
     /** @description The owner-editable part of a profile as it stood after a version. */
     ProfileSnapshot: {
@@ -710,169 +798,18 @@ export interface components {
       lifecycleMessage: string | null;
       successorCode: string | null;
     };
-    /** @description One version of a profile, without its snapshot. */
-    ProviderVersionSummary: {
-      providerCode: string;
-      /** Format: int32 */
-      version: number;
-      /**
-       * Format: date-time
-       * @description An ISO-8601 instant in UTC
-       */
-      createdAt: string;
-      /** @description Who made it: `agent:<code>`, `reviewer:<subject>` (just `reviewer` for the public) or `system` */
-      actor: string;
-      changedFields: string[];
-    };
-    /** @description One version of a profile with the snapshot of the profile after it. */
-    ProviderVersion: {
-      providerCode: string;
-      /** Format: int32 */
-      version: number;
-      /**
-       * Format: date-time
-       * @description An ISO-8601 instant in UTC
-       */
-      createdAt: string;
-      /** @description Who made it: `agent:<code>`, `reviewer:<subject>` (just `reviewer` for the public) or `system` */
-      actor: string;
-      changedFields: string[];
-      snapshot: components["schemas"]["ProfileSnapshot"];
-    };
-    ProviderVersionPage: {
-      items: components["schemas"]["ProviderVersionSummary"][];
-      nextCursor: string | null;
-    };
-    IssuedToken: {
-      /** @description The new token in plaintext, shown this once only */
-      accessToken: string;
-      token: components["schemas"]["AccessToken"];
-    };
-    /** @description An item of the review queue: one intake or one update of a provider. */
-    Review: {
-      reviewCode: string;
-      providerCode: string;
-      providerName: string;
-      kind: components["schemas"]["ReviewKind"];
-      status: components["schemas"]["ReviewStatus"];
-      priority: components["schemas"]["ReviewPriority"];
-      /** @description The assigned reviewer's subject */
-      assignedTo: string | null;
-      /**
-       * Format: date-time
-       * @description An ISO-8601 instant in UTC
-       */
-      createdAt: string;
-      /**
-       * Format: date-time
-       * @description An ISO-8601 instant in UTC
-       */
-      updatedAt: string;
-      /**
-       * Format: date-time
-       * @description An ISO-8601 instant in UTC
-       */
-      decidedAt: string | null;
-    };
-    ReviewPage: {
-      items: components["schemas"]["Review"][];
-      /** @description null on the last page */
-      nextCursor: string | null;
-    };
-    RouteInfo: {
-      method: string;
+    /** @description One RFC 6902 operation. Members an operation does not define are null (RFC 6902 §4: they are ignored). */
+    JsonPatchOperation: {
+      op: components["schemas"]["JsonPatchOp"];
+      /** @description A JSON pointer (RFC 6901) into the snapshot */
       path: string;
-      summary: string;
+      /** @description move and copy only */
+      from: string | null;
+      /** @description add, replace and test only */
+      value: unknown;
     };
-    Service: {
-      name: string;
-      version: string;
-      /** @description The OpenAPI 3.1 document */
-      specUrl: string;
-      graphqlUrl: string;
-      healthUrl: string;
-      routes: components["schemas"]["RouteInfo"][];
-    };
-    Health: {
-      /** @description ok, or unavailable (with HTTP 503) */
-      status: string;
-      database: string;
-      version: string;
-    };
-    /** @description The review a review event concerns, as it stood when the event was published. */
-    FeedReview: {
-      reviewCode: string;
-      kind: components["schemas"]["ReviewKind"];
-      status: components["schemas"]["ReviewStatus"];
-      priority: components["schemas"]["ReviewPriority"];
-      assignedTo: string | null;
-    };
-    /** @description One change, published once its write has committed. */
-    FeedEvent: {
-      /**
-       * Format: int32
-       * @description The event's place in the order of publication, across all replicas: it increases from one event to the next a subscriber receives (gaps are events it may not see)
-       */
-      seq: number;
-      /**
-       * Format: date-time
-       * @description When the event was published, just after its write committed
-       */
-      at: string;
-      kind: components["schemas"]["FeedEventKind"];
-      providerCode: string;
-      /**
-       * Format: int32
-       * @description The provider's profile version after the change
-       */
-      version: number;
-      /** @description The provider's list form after the change (public fields only) */
-      provider: components["schemas"]["ProviderSummary"];
-      /** @description The review, for review events (and a stage change a review decision made); null otherwise */
-      review: components["schemas"]["FeedReview"] | null;
-    };
-    /** @description A2A `AgentInterface`: where and how the agent is reached. */
-    AgentCardInterface: {
-      url: string;
-      /** @description JSONRPC for an A2A endpoint; for other protocols their own name (MCP, HTTP_JSON, …) */
-      protocolBinding: string;
-      /** @description The A2A version, 1.0 */
-      protocolVersion: string;
-    };
-    /** @description A2A `AgentProvider`. */
-    AgentCardProvider: {
-      /** @description The owner's handle when the profile lists one, else the agent's name */
-      organization: string;
-      /** @description The origin of the agent's endpoint */
-      url: string;
-    };
-    /** @description A2A `AgentCapabilities`. The registry records none of them: each is what A2A assumes when absent. */
-    AgentCardCapabilities: {
-      streaming: boolean;
-      pushNotifications: boolean;
-      extensions: (string | number | boolean | Record<string, unknown> | unknown[])[];
-    };
-    /** @description A2A `AgentSkill`, from one of the profile's capabilities. */
-    AgentCardSkill: {
-      /** @description The capability's key */
-      id: string;
-      name: string;
-      /** @description The capability's description, else its name */
-      description: string;
-      tags: string[];
-      examples: string[];
-      inputModes: string[];
-      outputModes: string[];
-    };
-    /** @description A2A `SecurityRequirement`: `schemes` maps a security scheme's name to `{ list: [scopes] }`. */
-    AgentCardSecurityRequirement: {
-      /** @description A security scheme's name → the scopes it needs (`{ list: [] }`: none) */
-      schemes: {
-        [key: string]: {
-          list: string[];
-        };
-      };
-    };
+    /** @enum {string} */
+    JsonPatchOp: "add" | "remove" | "replace" | "move" | "copy" | "test";
     /** @description The agent as an A2A agent card (A2A specification v1.0, proto3 JSON form). */
     AgentCard: {
       name: string;
@@ -915,22 +852,50 @@ export interface components {
       defaultOutputModes: string[];
       skills: components["schemas"]["AgentCardSkill"][];
     };
-    /** @description One RFC 6902 operation. Members an operation does not define are null (RFC 6902 §4: they are ignored). */
-    JsonPatchOperation: {
-      op: components["schemas"]["JsonPatchOp"];
-      /** @description A JSON pointer (RFC 6901) into the snapshot */
-      path: string;
-      /** @description move and copy only */
-      from: string | null;
-      /** @description add, replace and test only */
-      value: string | number | boolean | Record<string, unknown> | unknown[] | null;
+    /** @description A2A `AgentInterface`: where and how the agent is reached. */
+    AgentCardInterface: {
+      url: string;
+      /** @description JSONRPC for an A2A endpoint; for other protocols their own name (MCP, HTTP_JSON, …) */
+      protocolBinding: string;
+      /** @description The A2A version, 1.0 */
+      protocolVersion: string;
     };
-    ImportMappedField: {
-      /** @description A JSON pointer into the document */
-      from: string;
-      /** @description The intake field it went to, e.g. `capabilities.0.key` */
-      to: string;
+    /** @description A2A `AgentProvider`. */
+    AgentCardProvider: {
+      /** @description The owner's handle when the profile lists one, else the agent's name */
+      organization: string;
+      /** @description The origin of the agent's endpoint */
+      url: string;
     };
+    /** @description A2A `AgentCapabilities`. The registry records none of them: each is what A2A assumes when absent. */
+    AgentCardCapabilities: {
+      streaming: boolean;
+      pushNotifications: boolean;
+      extensions: unknown[];
+    };
+    /** @description A2A `SecurityRequirement`: `schemes` maps a security scheme's name to `{ list: [scopes] }`. */
+    AgentCardSecurityRequirement: {
+      /** @description A security scheme's name → the scopes it needs (`{ list: [] }`: none) */
+      schemes: {
+        [key: string]: {
+          list: string[];
+        };
+      };
+    };
+    /** @description A2A `AgentSkill`, from one of the profile's capabilities. */
+    AgentCardSkill: {
+      /** @description The capability's key */
+      id: string;
+      name: string;
+      /** @description The capability's description, else its name */
+      description: string;
+      tags: string[];
+      examples: string[];
+      inputModes: string[];
+      outputModes: string[];
+    };
+    /** @enum {string} */
+    ImportFormat: "a2a" | "mcp";
     /** @description The intake's answer, and where the document's fields went. */
     ImportResult: {
       providerCode: string;
@@ -945,41 +910,57 @@ export interface components {
       /** @description JSON pointers of the document's fields that have no home in a profile (outermost first) */
       unmapped: string[];
     };
-    /** @description An RFC 9457 problem document, sent as application/problem+json. */
-    Problem: {
-      /** @description A URI reference naming the problem type; `about:blank` here. */
-      type: string;
-      title: string;
-      /** @description The HTTP status */
-      status: number;
-      /** @description What went wrong, for a human */
-      detail: string;
-      /**
-       * @description The error code (API.md §5)
-       * @enum {string}
-       */
-      code:
-        | "BAD_USER_INPUT"
-        | "UNAUTHENTICATED"
-        | "FORBIDDEN"
-        | "NOT_FOUND"
-        | "METHOD_NOT_ALLOWED"
-        | "CONFLICT"
-        | "PRECONDITION_FAILED"
-        | "PAYLOAD_TOO_LARGE"
-        | "UNSUPPORTED_MEDIA_TYPE"
-        | "UNPROCESSABLE_CONTENT"
-        | "RATE_LIMITED"
-        | "INTERNAL";
-      /** @description The input fields at fault, for BAD_USER_INPUT */
-      errors?: {
-        /** @description The field's dotted path, e.g. `endpoint.url` or `labels.2` */
-        path: string;
-        message: string;
-        /** @description POST /api/v1/providers/import only: the JSON pointer into the imported document the field came from (null: from the request body) */
-        source?: string | null;
-      }[];
+    ImportMappedField: {
+      /** @description A JSON pointer into the document */
+      from: string;
+      /** @description The intake field it went to, e.g. `capabilities.0.key` */
+      to: string;
     };
+    IssuedToken: {
+      /** @description The new token in plaintext, shown this once only */
+      accessToken: string;
+      token: components["schemas"]["AccessToken"];
+    };
+    /** @enum {string} */
+    ReviewStatus: "OPEN" | "IN_PROGRESS" | "CHANGES_REQUESTED" | "APPROVED" | "REJECTED" | "WITHDRAWN";
+    /** @enum {string} */
+    ReviewPriority: "URGENT" | "HIGH" | "NORMAL" | "LOW";
+    ReviewPage: {
+      items: components["schemas"]["Review"][];
+      /** @description null on the last page */
+      nextCursor: string | null;
+    };
+    /** @description An item of the review queue: one intake or one update of a provider. */
+    Review: {
+      id: string;
+      reviewCode: string;
+      providerCode: string;
+      providerName: string;
+      kind: components["schemas"]["ReviewKind"];
+      status: components["schemas"]["ReviewStatus"];
+      priority: components["schemas"]["ReviewPriority"];
+      /** @description The assigned reviewer's subject */
+      assignedTo: string | null;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      updatedAt: string;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      decidedAt: string | null;
+    };
+    /** @enum {string} */
+    ReviewKind: "INTAKE" | "UPDATE";
+    /** @enum {string} */
+    ReviewDecision: "APPROVE" | "REJECT" | "REQUEST_CHANGES";
   };
   responses: {
     /** @description Bad request (BAD_USER_INPUT) */
@@ -996,80 +977,6 @@ export interface components {
       headers: {
         /** @description `Bearer` */
         "WWW-Authenticate"?: string;
-        [name: string]: unknown;
-      };
-      content: {
-        "application/problem+json": components["schemas"]["Problem"];
-      };
-    };
-    /** @description Forbidden (FORBIDDEN) */
-    FORBIDDEN: {
-      headers: {
-        [name: string]: unknown;
-      };
-      content: {
-        "application/problem+json": components["schemas"]["Problem"];
-      };
-    };
-    /** @description Not found (NOT_FOUND) */
-    NOT_FOUND: {
-      headers: {
-        [name: string]: unknown;
-      };
-      content: {
-        "application/problem+json": components["schemas"]["Problem"];
-      };
-    };
-    /** @description Method not allowed (METHOD_NOT_ALLOWED) */
-    METHOD_NOT_ALLOWED: {
-      headers: {
-        /** @description The methods the path allows */
-        Allow?: string;
-        [name: string]: unknown;
-      };
-      content: {
-        "application/problem+json": components["schemas"]["Problem"];
-      };
-    };
-    /** @description Conflict (CONFLICT) */
-    CONFLICT: {
-      headers: {
-        [name: string]: unknown;
-      };
-      content: {
-        "application/problem+json": components["schemas"]["Problem"];
-      };
-    };
-    /** @description Precondition failed (PRECONDITION_FAILED) */
-    PRECONDITION_FAILED: {
-      headers: {
-        [name: string]: unknown;
-      };
-      content: {
-        "application/problem+json": components["schemas"]["Problem"];
-      };
-    };
-    /** @description Payload too large (PAYLOAD_TOO_LARGE) */
-    PAYLOAD_TOO_LARGE: {
-      headers: {
-        [name: string]: unknown;
-      };
-      content: {
-        "application/problem+json": components["schemas"]["Problem"];
-      };
-    };
-    /** @description Unsupported media type (UNSUPPORTED_MEDIA_TYPE) */
-    UNSUPPORTED_MEDIA_TYPE: {
-      headers: {
-        [name: string]: unknown;
-      };
-      content: {
-        "application/problem+json": components["schemas"]["Problem"];
-      };
-    };
-    /** @description Unprocessable content (UNPROCESSABLE_CONTENT) */
-    UNPROCESSABLE_CONTENT: {
-      headers: {
         [name: string]: unknown;
       };
       content: {
@@ -1096,6 +1003,71 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
+    /** @description Conflict (CONFLICT) */
+    CONFLICT: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description Payload too large (PAYLOAD_TOO_LARGE) */
+    PAYLOAD_TOO_LARGE: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description Unsupported media type (UNSUPPORTED_MEDIA_TYPE) */
+    UNSUPPORTED_MEDIA_TYPE: {
+      headers: {
+        /** @description On a PATCH: the media types its body may have */
+        "Accept-Patch"?: string;
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description Unprocessable content (UNPROCESSABLE_CONTENT) */
+    UNPROCESSABLE_CONTENT: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description Not found (NOT_FOUND) */
+    NOT_FOUND: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description Forbidden (FORBIDDEN) */
+    FORBIDDEN: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description Precondition failed (PRECONDITION_FAILED) */
+    PRECONDITION_FAILED: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
   };
   parameters: never;
   requestBodies: never;
@@ -1107,7 +1079,10 @@ export interface operations {
   api: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -1116,11 +1091,30 @@ export interface operations {
       /** @description Describe the service */
       200: {
         headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
           [name: string]: unknown;
         };
         content: {
           "application/json": components["schemas"]["Service"];
         };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       400: components["responses"]["BAD_USER_INPUT"];
       401: components["responses"]["UNAUTHENTICATED"];
@@ -1131,7 +1125,10 @@ export interface operations {
   health: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -1140,11 +1137,30 @@ export interface operations {
       /** @description Service and database health */
       200: {
         headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
           [name: string]: unknown;
         };
         content: {
           "application/json": components["schemas"]["Health"];
         };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       400: components["responses"]["BAD_USER_INPUT"];
       401: components["responses"]["UNAUTHENTICATED"];
@@ -1178,10 +1194,13 @@ export interface operations {
         cursor?: string;
         /** @description Include RETIRED providers (hidden by default); `?includeRetired=true` in REST */
         includeRetired?: boolean;
-        /** @description Only providers updated at or after this ISO 8601 instant (e.g. 2026-11-21T12:00:00Z); without a search the list is then oldest change first, for polling */
+        /** @description Only providers updated at or after this instant (e.g. 2026-11-21T12:00:00Z); without a search the list is then oldest change first, for polling */
         updatedSince?: string;
       };
-      header?: never;
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -1190,11 +1209,30 @@ export interface operations {
       /** @description List provider summaries */
       200: {
         headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
           [name: string]: unknown;
         };
         content: {
           "application/json": components["schemas"]["ProviderPage"];
         };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       400: components["responses"]["BAD_USER_INPUT"];
       401: components["responses"]["UNAUTHENTICATED"];
@@ -1272,7 +1310,10 @@ export interface operations {
   provider: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
       path: {
         providerCode: string;
       };
@@ -1283,13 +1324,30 @@ export interface operations {
       /** @description Read a provider's full profile */
       200: {
         headers: {
-          /** @description The profile version, quoted: `"<version>"` */
+          /** @description The version, then a hash of this answer: `"<version>-<hash>"`; a strong validator for If-None-Match, and If-Match takes it as the version it names */
           ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
           [name: string]: unknown;
         };
         content: {
           "application/json": components["schemas"]["Provider"];
         };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description The version, then a hash of this answer: `"<version>-<hash>"`; a strong validator for If-None-Match, and If-Match takes it as the version it names */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       400: components["responses"]["BAD_USER_INPUT"];
       401: components["responses"]["UNAUTHENTICATED"];
@@ -1302,7 +1360,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The version the caller last saw, `"<version>"` (or `*`); a stale one is refused with 412. */
+        /** @description The version the caller last saw, `"<version>"`, or the ETag of the read it saw (`"<version>-<hash>"`), or `*`; a stale one is refused with 412. */
         "If-Match"?: string;
       };
       path: {
@@ -1310,36 +1368,70 @@ export interface operations {
       };
       cookie?: never;
     };
+    /** @description The fields to change, as a JSON Merge Patch (RFC 7396), sent as application/json or application/merge-patch+json: a member absent stays as it is, `null` clears a nullable field, and `null` for a required one is a 400 naming it. */
     requestBody: {
       content: {
         "application/json": {
           /** @description Display name, 1–120 characters */
-          name?: string | null;
+          name?: string;
           /** @description One line, 1–280 characters */
-          summary?: string | null;
+          summary?: string;
           /** @description Markdown, at most 10 000 characters */
           description?: string | null;
           /** @description The agent's home page: an absolute https: URL, at most 2048 characters */
           homepageUrl?: string | null;
           /** @description At most 20; each 1–40 of a-z 0-9 . _ - (lower-cased, de-duplicated) */
-          labels?: string[] | null;
-          agentType?: components["schemas"]["AgentType"] | null;
+          labels?: string[];
+          agentType?: components["schemas"]["AgentType"];
           /** @description Default PUBLIC */
-          visibility?: components["schemas"]["Visibility"] | null;
+          visibility?: components["schemas"]["Visibility"];
           /** @description Shown only to the owner and reviewers */
-          contactEmail?: string | null;
+          contactEmail?: string;
           /** @description At most 50; `key` unique */
-          capabilities?: components["schemas"]["CapabilityInput"][] | null;
+          capabilities?: components["schemas"]["CapabilityInput"][];
           /** @description At most 20 */
-          models?: components["schemas"]["ModelInput"][] | null;
+          models?: components["schemas"]["ModelInput"][];
           /** @description At most 100; `name` unique */
-          tools?: components["schemas"]["ToolInput"][] | null;
-          endpoint?: components["schemas"]["EndpointInput"] | null;
-          policy?: components["schemas"]["PolicyInput"] | null;
+          tools?: components["schemas"]["ToolInput"][];
+          endpoint?: components["schemas"]["EndpointPatchInput"];
+          policy?: components["schemas"]["PolicyPatchInput"] | null;
           /** @description At most 20 */
-          roles?: components["schemas"]["RoleInput"][] | null;
+          roles?: components["schemas"]["RoleInput"][];
           /** @description ACTIVE, DEPRECATED or RETIRED (final for the owner) */
-          lifecycle?: components["schemas"]["Lifecycle"] | null;
+          lifecycle?: components["schemas"]["Lifecycle"];
+          /** @description Why, at most 500 characters; required to deprecate */
+          lifecycleMessage?: string | null;
+          /** @description The providerCode of the agent to use instead */
+          successorCode?: string | null;
+        };
+        "application/merge-patch+json": {
+          /** @description Display name, 1–120 characters */
+          name?: string;
+          /** @description One line, 1–280 characters */
+          summary?: string;
+          /** @description Markdown, at most 10 000 characters */
+          description?: string | null;
+          /** @description The agent's home page: an absolute https: URL, at most 2048 characters */
+          homepageUrl?: string | null;
+          /** @description At most 20; each 1–40 of a-z 0-9 . _ - (lower-cased, de-duplicated) */
+          labels?: string[];
+          agentType?: components["schemas"]["AgentType"];
+          /** @description Default PUBLIC */
+          visibility?: components["schemas"]["Visibility"];
+          /** @description Shown only to the owner and reviewers */
+          contactEmail?: string;
+          /** @description At most 50; `key` unique */
+          capabilities?: components["schemas"]["CapabilityInput"][];
+          /** @description At most 20 */
+          models?: components["schemas"]["ModelInput"][];
+          /** @description At most 100; `name` unique */
+          tools?: components["schemas"]["ToolInput"][];
+          endpoint?: components["schemas"]["EndpointPatchInput"];
+          policy?: components["schemas"]["PolicyPatchInput"] | null;
+          /** @description At most 20 */
+          roles?: components["schemas"]["RoleInput"][];
+          /** @description ACTIVE, DEPRECATED or RETIRED (final for the owner) */
+          lifecycle?: components["schemas"]["Lifecycle"];
           /** @description Why, at most 500 characters; required to deprecate */
           lifecycleMessage?: string | null;
           /** @description The providerCode of the agent to use instead */
@@ -1351,7 +1443,7 @@ export interface operations {
       /** @description Update the caller's own profile */
       200: {
         headers: {
-          /** @description The profile version, quoted: `"<version>"` */
+          /** @description The profile version, quoted: `"<version>"`; send it back as If-Match */
           ETag?: string;
           [name: string]: unknown;
         };
@@ -1378,7 +1470,10 @@ export interface operations {
         limit?: number;
         cursor?: string;
       };
-      header?: never;
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
       path: {
         providerCode: string;
       };
@@ -1389,11 +1484,30 @@ export interface operations {
       /** @description List a provider's profile versions */
       200: {
         headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
           [name: string]: unknown;
         };
         content: {
           "application/json": components["schemas"]["ProviderVersionPage"];
         };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       400: components["responses"]["BAD_USER_INPUT"];
       401: components["responses"]["UNAUTHENTICATED"];
@@ -1405,7 +1519,10 @@ export interface operations {
   providerVersion: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
       path: {
         providerCode: string;
         version: number;
@@ -1417,11 +1534,30 @@ export interface operations {
       /** @description Read one profile version with its snapshot */
       200: {
         headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
           [name: string]: unknown;
         };
         content: {
           "application/json": components["schemas"]["ProviderVersion"];
         };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       400: components["responses"]["BAD_USER_INPUT"];
       401: components["responses"]["UNAUTHENTICATED"];
@@ -1433,7 +1569,10 @@ export interface operations {
   versionDiff: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
       path: {
         providerCode: string;
         from: number;
@@ -1446,11 +1585,30 @@ export interface operations {
       /** @description The JSON Patch (RFC 6902) from one version's snapshot to another's */
       200: {
         headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
           [name: string]: unknown;
         };
         content: {
           "application/json": components["schemas"]["JsonPatchOperation"][];
         };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       400: components["responses"]["BAD_USER_INPUT"];
       401: components["responses"]["UNAUTHENTICATED"];
@@ -1462,7 +1620,10 @@ export interface operations {
   agentCard: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
       path: {
         providerCode: string;
       };
@@ -1473,11 +1634,30 @@ export interface operations {
       /** @description The provider as an A2A agent card */
       200: {
         headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
           [name: string]: unknown;
         };
         content: {
           "application/json": components["schemas"]["AgentCard"];
         };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       400: components["responses"]["BAD_USER_INPUT"];
       401: components["responses"]["UNAUTHENTICATED"];
@@ -1501,7 +1681,9 @@ export interface operations {
         "application/json": {
           format: components["schemas"]["ImportFormat"];
           /** @description The agent card (A2A v1.0) or server.json (MCP registry, schema 2025-12-11), as JSON; nested at most 32 deep */
-          document: Record<string, unknown>;
+          document: {
+            [key: string]: unknown;
+          };
           /** @description As for createProvider; derived from the name when absent */
           providerCode?: string | null;
           /** @description Neither format has one; shown only to the owner and reviewers */
@@ -1688,7 +1870,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The version the caller last saw, `"<version>"` (or `*`); a stale one is refused with 412. */
+        /** @description The version the caller last saw, `"<version>"`, or the ETag of the read it saw (`"<version>-<hash>"`), or `*`; a stale one is refused with 412. */
         "If-Match"?: string;
       };
       path: {
@@ -1712,7 +1894,7 @@ export interface operations {
       /** @description Deprecate, retire or reactivate a provider */
       200: {
         headers: {
-          /** @description The profile version, quoted: `"<version>"` */
+          /** @description The profile version, quoted: `"<version>"`; send it back as If-Match */
           ETag?: string;
           [name: string]: unknown;
         };
@@ -1743,13 +1925,16 @@ export interface operations {
         providerCode?: string;
         /** @description Words of the review code, provider code or provider name */
         search?: string;
-        /** @description Only reviews updated at or after this ISO 8601 instant (e.g. 2026-11-21T12:00:00Z) */
+        /** @description Only reviews updated at or after this instant (e.g. 2026-11-21T12:00:00Z) */
         updatedSince?: string;
         /** @description Page size, 1–100 (default 20) */
         limit?: number;
         cursor?: string;
       };
-      header?: never;
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -1758,11 +1943,30 @@ export interface operations {
       /** @description The active review queue */
       200: {
         headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
           [name: string]: unknown;
         };
         content: {
           "application/json": components["schemas"]["ReviewPage"];
         };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       400: components["responses"]["BAD_USER_INPUT"];
       401: components["responses"]["UNAUTHENTICATED"];
@@ -1774,7 +1978,10 @@ export interface operations {
   review: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
       path: {
         reviewCode: string;
       };
@@ -1785,11 +1992,30 @@ export interface operations {
       /** @description Read one review */
       200: {
         headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
           [name: string]: unknown;
         };
         content: {
           "application/json": components["schemas"]["Review"];
         };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       400: components["responses"]["BAD_USER_INPUT"];
       401: components["responses"]["UNAUTHENTICATED"];
@@ -1808,9 +2034,13 @@ export interface operations {
       };
       cookie?: never;
     };
+    /** @description The fields to change, as a JSON Merge Patch (RFC 7396), sent as application/json or application/merge-patch+json: a member absent stays as it is, `null` clears a nullable field, and `null` for a required one is a 400 naming it. */
     requestBody: {
       content: {
         "application/json": {
+          priority: components["schemas"]["ReviewPriority"];
+        };
+        "application/merge-patch+json": {
           priority: components["schemas"]["ReviewPriority"];
         };
       };
