@@ -3,6 +3,8 @@
  * (`yoga.fetch`), and builders for test data. Every test makes its own providers with unique codes.
  */
 import { randomBytes } from "node:crypto";
+import { createServer, type RequestListener, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll } from "@jest/globals";
 import { signReviewerToken } from "../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../src/config.ts";
@@ -13,10 +15,46 @@ export const config = loadConfig({ ...process.env, NODE_ENV: "test" });
 export const db = await openDb(config.databaseUrl);
 export const app = createApp(config, db);
 
+/** Apps of other configurations (`appWith`), disposed with the file. */
+const ownApps: ReturnType<typeof createApp>[] = [];
+
 // Each test file has its own client (its own pool on PostgreSQL): close it so workers exit cleanly.
 afterAll(async () => {
+  await Promise.all(ownApps.map((a) => a.dispose()));
   await db.$disconnect();
 });
+
+/** The app of the test configuration with these variables set, on the run's database. */
+export function appWith(env: Record<string, string>): ReturnType<typeof createApp> {
+  const made = createApp(loadConfig({ ...process.env, NODE_ENV: "test", ...env }), db);
+  ownApps.push(made);
+  return made;
+}
+
+/** What a production configuration must set, without logging. */
+export const PRODUCTION = { NODE_ENV: "production", REVIEWER_JWT_SECRET: "s".repeat(40), LOG_LEVEL: "silent" };
+
+export interface Listening {
+  server: Server;
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** `handler` (the shared app by default) on a node:http server on a free loopback port, as src/main.ts serves it. */
+export async function listen(handler: RequestListener = app): Promise<Listening> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    server,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
 
 export interface Answer {
   status: number;

@@ -4,35 +4,18 @@
  * artifacts in tests/browser/artifacts/.
  */
 import { mkdirSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { app } from "../helpers.ts";
+import { type Listening, listen } from "../helpers.ts";
 
 export const ARTIFACTS = fileURLToPath(new URL("./artifacts/", import.meta.url));
 export const PHONE = { width: 390, height: 844 } as const;
 export const DESKTOP = { width: 1280, height: 900 } as const;
 
-export interface Running {
-  url: string;
-  close(): Promise<void>;
-}
+export type Running = Listening;
 
 /** The app of the test configuration, listening on 127.0.0.1 on a free port. */
-export async function startServer(): Promise<Running> {
-  const server: Server = createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
+export const startServer = (): Promise<Running> => listen();
 
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({

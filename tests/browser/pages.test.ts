@@ -264,6 +264,9 @@ describe("intake, review and directory", () => {
     expect(await reviewer.page.evaluate((key) => sessionStorage.getItem(key), TOKEN_KEY)).toBeNull();
     await signIn(reviewer.page, await reviewerToken("approver-ui"));
     await reviewer.page.getByLabel("Search", { exact: true }).fill(word);
+    // The search has been applied (the queue's first page may hold this review before it is, and
+    // the search's answer then replaces the list under the click).
+    await reviewer.page.waitForFunction(() => document.querySelectorAll("article.review").length === 1, null, WAIT);
     const item = reviewItem(reviewer.page, reviewCode);
     await item.waitFor(WAIT);
     await item.getByText(`Act on ${reviewCode}`).click();

@@ -4,11 +4,21 @@
  * from it to someone who may not see them. The oracle is the same app with the cache off, on the
  * same database: after every write, every read of the cached app must equal its answer.
  */
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { createApp } from "../../src/yoga.ts";
-import { activeReviewCode, approve, call, config, db, gql, intake, reviewerToken, uniqueCode } from "../helpers.ts";
+import {
+  activeReviewCode,
+  approve,
+  call,
+  config,
+  db,
+  gql,
+  intake,
+  type Listening,
+  listen,
+  reviewerToken,
+  uniqueCode,
+} from "../helpers.ts";
 import { type CountingDb, openCountingDb } from "../perf/counting.db.ts";
 
 const cached = createApp({ ...config, responseCache: true }, db);
@@ -283,17 +293,13 @@ describe("private fields", () => {
 });
 
 describe("behind node:http (as src/main.ts serves it)", () => {
-  let server: Server;
+  let server: Listening;
   let base: string;
   beforeAll(async () => {
-    server = createServer((req, res) => void cached(req, res));
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = await listen((req, res) => void cached(req, res));
+    base = server.url;
   });
-  afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
+  afterAll(() => server.close());
 
   test("hits are answered before Yoga, with their own request id; a write empties the cache", async () => {
     const agent = await intake();

@@ -8,8 +8,7 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { type Running, startServer } from "../browser/browser.helpers.ts";
-import { reviewerToken } from "../helpers.ts";
+import { type Listening, listen, reviewerToken } from "../helpers.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const TIMEOUT = 180_000;
@@ -34,11 +33,11 @@ function node(args: string[], env: Record<string, string> = {}): Promise<string>
   });
 }
 
-let server: Running;
+let server: Listening;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  server = await startServer();
+  server = await listen();
   env = { REGISTRY_URL: server.url, REVIEWER_TOKEN: await reviewerToken("examples-reviewer") };
   const openapi = `${server.url}/openapi.json`;
   await Promise.all([

@@ -4,8 +4,6 @@
  * fan-out as over SSE, and a drain that closes the sockets.
  */
 import { randomBytes } from "node:crypto";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "@jest/globals";
 import { type Client, createClient } from "graphql-ws";
@@ -15,7 +13,7 @@ import { signReviewerToken } from "../../src/auth/reviewer.jwt.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { attachWebSocket, type WebSocketOptions } from "../../src/http/websocket.ts";
 import { createApp } from "../../src/yoga.ts";
-import { type App, approve, call, config, db, intake, reviewerToken } from "../helpers.ts";
+import { type App, approve, call, config, db, intake, listen as listenHttp, reviewerToken } from "../helpers.ts";
 import { cleanUp, REDIS_URL, startServer, stopServer, tempDir } from "../process/server.process.ts";
 import { FEED_QUERY, readSse } from "./sse.ts";
 
@@ -34,15 +32,13 @@ function ownApp(appConfig: Config): App {
 
 /** `app` on a node:http server of its own with the WebSocket door; answers the socket URL. */
 async function listen(app: App, appConfig: Config = config, options: WebSocketOptions = {}): Promise<string> {
-  const server = createServer(app);
-  const door = attachWebSocket(server, app, appConfig, options);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const listening = await listenHttp(app);
+  const door = attachWebSocket(listening.server, app, appConfig, options);
   toClose.push(async () => {
     await door.close();
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await listening.close();
   });
-  return `ws://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+  return `${listening.url.replace(/^http/, "ws")}/graphql`;
 }
 
 interface Closed {

@@ -5,12 +5,21 @@
  * credentials never (`Vary: Authorization`), errors never. The response cache's hits, on the fetch
  * path and on the node side, answer the same way.
  */
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { loadConfig } from "../../src/config.ts";
 import { createApp } from "../../src/yoga.ts";
-import { type Answer, approve, call, config, db, intake, reviewerToken, uniqueCode } from "../helpers.ts";
+import {
+  type Answer,
+  approve,
+  call,
+  config,
+  db,
+  intake,
+  type Listening,
+  listen,
+  reviewerToken,
+  uniqueCode,
+} from "../helpers.ts";
 
 /** A tag of a body's bytes; a profile's is led by its version (`"3-…"`). */
 const TAG = /^"(?:[0-9]+-)?[\w-]{16}"$/;
@@ -290,17 +299,13 @@ describe("the response cache's hits", () => {
   });
 
   describe("behind node:http, answered before Yoga", () => {
-    let server: Server;
+    let server: Listening;
     let base: string;
     beforeAll(async () => {
-      server = createServer((req, res) => void cached(req, res));
-      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      server = await listen((req, res) => void cached(req, res));
+      base = server.url;
     });
-    afterAll(async () => {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    });
+    afterAll(() => server.close());
 
     test("a hit honours If-None-Match and HEAD with the headers of the miss", async () => {
       const created = await intake();

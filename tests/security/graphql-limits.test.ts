@@ -3,32 +3,21 @@
  * operations REST routes run (SOFA executes its own documents without Yoga's parse/validate: the
  * limits must still hold for them); batching off; introspection and GraphiQL off in production.
  */
-import { afterAll, describe, expect, test } from "@jest/globals";
+import { describe, expect, test } from "@jest/globals";
 import { loadConfig } from "../../src/config.ts";
-import { createApp } from "../../src/yoga.ts";
 import {
   type Answer,
   type App,
+  appWith,
   call,
   config,
   db,
   expectProblem,
   gqlCodes,
   intakeBody,
+  PRODUCTION,
   uniqueCode,
 } from "../helpers.ts";
-
-const apps: App[] = [];
-function appWith(env: Record<string, string>): App {
-  const app = createApp(loadConfig({ ...process.env, NODE_ENV: "test", ...env }), db);
-  apps.push(app);
-  return app;
-}
-afterAll(async () => {
-  await Promise.all(apps.map((a) => a.dispose()));
-});
-
-const PRODUCTION = { NODE_ENV: "production", REVIEWER_JWT_SECRET: "s".repeat(40), LOG_LEVEL: "silent" };
 
 /** A GraphQL request asking for the GraphQL-over-HTTP media type, where a request error is a 400. */
 function gql(query: string, app?: App, variables: Record<string, unknown> = {}): Promise<Answer> {

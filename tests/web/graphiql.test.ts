@@ -5,24 +5,11 @@
  */
 import { createHash } from "node:crypto";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
-import { afterAll, describe, expect, test } from "@jest/globals";
-import { loadConfig } from "../../src/config.ts";
+import { describe, expect, test } from "@jest/globals";
 import { EXAMPLE_QUERY } from "../../src/web/graphiql.ts";
 import { GRAPHIQL_CSP } from "../../src/web/web.plugin.ts";
-import { createApp } from "../../src/yoga.ts";
-import { type App, app, call, db, gqlCodes } from "../helpers.ts";
+import { type App, app, appWith, call, gqlCodes, PRODUCTION } from "../helpers.ts";
 
-const apps: App[] = [];
-function appWith(env: Record<string, string>): App {
-  const made = createApp(loadConfig({ ...process.env, NODE_ENV: "test", ...env }), db);
-  apps.push(made);
-  return made;
-}
-afterAll(async () => {
-  await Promise.all(apps.map((a) => a.dispose()));
-});
-
-const PRODUCTION = { NODE_ENV: "production", REVIEWER_JWT_SECRET: "s".repeat(40), LOG_LEVEL: "silent" };
 const INTROSPECTION = "{ __schema { queryType { name } } }";
 
 function get(path: string, headers: Record<string, string> = {}, target: App = app) {
