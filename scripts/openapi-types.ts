@@ -47,7 +47,7 @@ export function servedOpenApiDocument(): OpenAPI3 {
 /** The contents api.types.ts should have now. */
 export async function apiTypesSource(): Promise<string> {
   // A JSON value without declared properties (the JSON scalar) is `Record<string, unknown>`, not `Record<string, never>`.
-  const ast = await openapiTS(servedOpenApiDocument(), { silent: true, emptyObjectsUnknown: true });
+  const ast = await openapiTS(servedOpenApiDocument(), { silent: true });
   return biomeFormat(`${HEADER}\n${astToString(ast)}`);
 }
 
