@@ -180,65 +180,94 @@ describe("writes are answered once durable (SQLite)", () => {
 });
 
 describe("walSync", () => {
-  /** walSync on a fresh WAL whose fsyncs each take `ms`, recording when each began. */
-  async function slowSync(name: string, ms: number) {
+  /**
+   * walSync on a fresh WAL whose fsyncs the test holds and lets go, recording in order when each
+   * began and ended: the order is asserted, never a duration, so a loaded machine cannot change it.
+   */
+  async function heldSync(name: string) {
     const file = join(dir, name);
     writeFileSync(`${file}-wal`, "x");
     const handle = await open(`${file}-wal`, "r");
     const prototype = Object.getPrototypeOf(handle) as { datasync: () => Promise<void> };
     await handle.close();
     const original = prototype.datasync;
-    const began: number[] = [];
+    const events: string[] = [];
+    const releases: (() => void)[] = [];
     const spy = jest.spyOn(prototype, "datasync").mockImplementation(async function (this: unknown) {
-      began.push(performance.now());
-      await new Promise((resolve) => setTimeout(resolve, ms));
-      return original.call(this);
+      const n = releases.length;
+      events.push(`began ${n}`);
+      await new Promise<void>((resolve) => releases.push(resolve));
+      await original.call(this);
+      events.push(`ended ${n}`);
     });
     const sync = walSync(file);
     const write = () => appendFileSync(`${file}-wal`, "y");
+    /** Waits (a bounded number of turns) until `n` fsyncs have begun. */
+    const begun = async (n: number) => {
+      for (let i = 0; i < 1000 && releases.length < n; i++) await new Promise((resolve) => setImmediate(resolve));
+      expect(releases.length).toBe(n);
+    };
+    /** Lets fsync `n` end, and waits until it has. */
+    const release = async (n: number) => {
+      releases[n]?.();
+      for (let i = 0; i < 1000 && !events.includes(`ended ${n}`); i++) await new Promise((r) => setImmediate(r));
+    };
+    /** A few turns of the event loop, in which nothing held may move on. */
+    const turns = async () => {
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
     const done = async () => {
+      for (const release of releases) release();
       spy.mockRestore();
       await sync.close?.();
     };
-    return { sync, spy, began, write, done };
+    return { sync, spy, events, write, begun, release, turns, done };
   }
 
   test("callers of one turn share one fsync, which begins after they asked and without waiting for the one running", async () => {
-    const { sync, spy, began, write, done } = await slowSync("shared.db", 40);
+    const { sync, spy, events, write, begun, release, turns, done } = await heldSync("shared.db");
     try {
       const first = sync();
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await begun(1);
       write();
-      const asked = performance.now();
+      events.push("asked");
       const waiting = Array.from({ length: 10 }, () => sync());
+      // The second begins while the first is still held: it does not wait for it.
+      await begun(2);
+      await turns();
+      expect(events).toEqual(["began 0", "asked", "began 1"]);
+      await release(0);
+      await release(1);
       await Promise.all([first, ...waiting]);
       // One fsync for the first caller, one for the ten that came while it ran.
       expect(spy).toHaveBeenCalledTimes(2);
-      expect(began[1]).toBeGreaterThanOrEqual(asked);
-      // It began while the first still ran (40 ms), not after it.
-      expect((began[1] as number) - (began[0] as number)).toBeLessThan(30);
     } finally {
       await done();
     }
   });
 
   test("with two fsyncs running, later callers share a third that begins once one of them ends", async () => {
-    const { sync, spy, began, write, done } = await slowSync("queued.db", 40);
+    const { sync, spy, events, write, begun, release, turns, done } = await heldSync("queued.db");
     try {
       const first = sync();
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await begun(1);
       const second = sync();
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await begun(2);
       write();
-      const asked = performance.now();
+      events.push("asked");
       const late = [sync(), sync()];
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await turns();
       late.push(sync());
+      // Both running fsyncs are held: no third begins, however long the callers wait.
+      await turns();
+      expect(spy).toHaveBeenCalledTimes(2);
+      await release(0);
+      await begun(3);
+      expect(events).toEqual(["began 0", "began 1", "asked", "ended 0", "began 2"]);
+      await release(1);
+      await release(2);
       await Promise.all([first, second, ...late]);
       expect(spy).toHaveBeenCalledTimes(3);
-      expect(began[2]).toBeGreaterThanOrEqual(asked);
-      // Not before the first ended (it began at began[0] and took 40 ms).
-      expect((began[2] as number) - (began[0] as number)).toBeGreaterThanOrEqual(39);
     } finally {
       await done();
     }
