@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 
 /**
  * Every environment variable the service reads, parsed once, with its default.
@@ -67,6 +68,54 @@ export interface Config {
    * where `on` (a registry that wants public exploration) also turns schema introspection on.
    */
   graphiql: boolean;
+  /** Requests the service makes to addresses callers gave (src/outbound/): see `OutboundConfig`. */
+  outbound: OutboundConfig;
+  /** Verified publisher domains and signed agent cards (src/trust/): see `TrustConfig`. */
+  trust: TrustConfig;
+}
+
+/**
+ * The one outbound door (API.md §4, "Outbound requests"): `https:` only, every hop's address
+ * checked, timeouts, a body cap and a concurrency cap.
+ */
+export interface OutboundConfig {
+  /** OUTBOUND_TIMEOUT_MS: the connect timeout, and the deadline of the whole request, redirects included. */
+  timeoutMs: number;
+  /** OUTBOUND_MAX_BODY_BYTES: an answer larger than this is refused. */
+  maxBodyBytes: number;
+  /** OUTBOUND_CONCURRENCY: requests under way at once in this process; more wait their turn. */
+  concurrency: number;
+  /**
+   * OUTBOUND_TEST_HOSTS (tests only, refused in production): `name=127.0.0.1:port,…` sends requests
+   * for those names over plain `http:` to those loopback ports.
+   */
+  testHosts: ReadonlyMap<string, { host: string; port: number }>;
+  /**
+   * OUTBOUND_TEST_DNS (tests only, refused in production): `127.0.0.1:port`, a local DNS server that
+   * answers the door's look-ups (TXT records, and the addresses of names not in OUTBOUND_TEST_HOSTS).
+   */
+  testDns: { host: string; port: number } | undefined;
+}
+
+export interface TrustConfig {
+  /** DOMAIN_CHALLENGE_TTL_SECONDS: how long a domain challenge may be checked (default 7 days). */
+  challengeTtlSeconds: number;
+  /** DOMAIN_RECHECK_INTERVAL_SECONDS: how often a verified domain is checked again (default daily); 0 turns re-checks off. */
+  recheckIntervalSeconds: number;
+  /**
+   * SIGNING_KEYS: the registry's private signing keys as a JWK set (JSON), each key with `kid` and
+   * `alg` (ES256 or EdDSA). Unset: the key file below, generated at first start.
+   */
+  signingKeys: string | undefined;
+  /** SIGNING_KEYS_FILE: where the generated keys are kept (owner-only); default `signing-keys.json` in the data folder. */
+  signingKeysFile: string;
+  /** SIGNING_KEY_GRACE_DAYS: how long a rotated-out key stays published, so cards it signed still verify. */
+  signingKeyGraceDays: number;
+  /**
+   * CARD_TRUST_JWKS: public keys (a JWK set, JSON) trusted to sign imported agent cards whatever
+   * their domain, beside the JWKS of a provider's verified domains.
+   */
+  cardTrustJwks: string | undefined;
 }
 
 /**
@@ -172,6 +221,55 @@ function trustProxy(value: string | undefined): number {
   return int("TRUST_PROXY", value, 0);
 }
 
+/** `host:port` with a loopback IP address: where a test-only setting may point. */
+function loopback(name: string, value: string): { host: string; port: number } {
+  const match = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]):(\d{1,5})$/.exec(value.trim());
+  const port = Number(match?.[2]);
+  if (!match || port < 1 || port > 65535)
+    throw new Error(`${name} must point at a loopback address and port, got "${value}"`);
+  return { host: (match[1] as string).replace(/^\[|\]$/g, ""), port };
+}
+
+/** OUTBOUND_TEST_HOSTS and OUTBOUND_TEST_DNS: tests only, never in production. */
+function outboundConfig(env: NodeJS.ProcessEnv, production: boolean): OutboundConfig {
+  const hosts = env.OUTBOUND_TEST_HOSTS?.trim() ?? "";
+  const dns = env.OUTBOUND_TEST_DNS?.trim() ?? "";
+  if (production && (hosts || dns)) {
+    throw new Error(
+      "OUTBOUND_TEST_HOSTS and OUTBOUND_TEST_DNS are for tests only and are refused when NODE_ENV=production",
+    );
+  }
+  const testHosts = new Map<string, { host: string; port: number }>();
+  for (const entry of hosts ? hosts.split(",") : []) {
+    const [name, target] = entry.split("=");
+    if (!name?.trim() || !target) throw new Error(`OUTBOUND_TEST_HOSTS must be name=127.0.0.1:port,…, got "${entry}"`);
+    testHosts.set(name.trim().toLowerCase(), loopback("OUTBOUND_TEST_HOSTS", target));
+  }
+  return {
+    timeoutMs: positive("OUTBOUND_TIMEOUT_MS", env.OUTBOUND_TIMEOUT_MS, 5000),
+    maxBodyBytes: positive("OUTBOUND_MAX_BODY_BYTES", env.OUTBOUND_MAX_BODY_BYTES, 64 * 1024),
+    concurrency: positive("OUTBOUND_CONCURRENCY", env.OUTBOUND_CONCURRENCY, 8),
+    testHosts,
+    testDns: dns ? loopback("OUTBOUND_TEST_DNS", dns) : undefined,
+  };
+}
+
+/** The data folder: the SQLite file's, else `./data`. */
+function dataDir(databaseUrl: string): string {
+  return databaseUrl.startsWith("file:") ? dirname(databaseUrl.slice("file:".length)) : "data";
+}
+
+function trustConfig(env: NodeJS.ProcessEnv, databaseUrl: string): TrustConfig {
+  return {
+    challengeTtlSeconds: positive("DOMAIN_CHALLENGE_TTL_SECONDS", env.DOMAIN_CHALLENGE_TTL_SECONDS, 7 * 86_400),
+    recheckIntervalSeconds: int("DOMAIN_RECHECK_INTERVAL_SECONDS", env.DOMAIN_RECHECK_INTERVAL_SECONDS, 86_400),
+    signingKeys: env.SIGNING_KEYS?.trim() || undefined,
+    signingKeysFile: env.SIGNING_KEYS_FILE || join(dataDir(databaseUrl), "signing-keys.json"),
+    signingKeyGraceDays: int("SIGNING_KEY_GRACE_DAYS", env.SIGNING_KEY_GRACE_DAYS, 30),
+    cardTrustJwks: env.CARD_TRUST_JWKS?.trim() || undefined,
+  };
+}
+
 function drainConfig(env: NodeJS.ProcessEnv): DrainConfig {
   const delayMs = int("DRAIN_DELAY_MS", env.DRAIN_DELAY_MS, 0);
   const timeoutMs = int("DRAIN_TIMEOUT_MS", env.DRAIN_TIMEOUT_MS, 10_000);
@@ -194,10 +292,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error("REVIEWER_JWT_SECRET must be at least 32 characters (HS256 needs 256 bits)");
   }
   const graphiql = onOff("GRAPHIQL", env.GRAPHIQL, !production);
+  const databaseUrl = env.DATABASE_URL || "file:./data/registry.db";
   return {
     port: int("PORT", env.PORT, 4000),
     host: env.HOST || "0.0.0.0",
-    databaseUrl: env.DATABASE_URL || "file:./data/registry.db",
+    databaseUrl,
     production,
     reviewerJwtSecret,
     reviewerJwksUrl,
@@ -214,6 +313,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     feedChannel: env.FEED_CHANNEL || "agent-registry:feed",
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
     graphiql,
+    outbound: outboundConfig(env, production),
+    trust: trustConfig(env, databaseUrl),
     maxBodyBytes: positive("MAX_BODY_BYTES", env.MAX_BODY_BYTES, 64 * 1024),
     graphqlLimits: {
       maxDepth: int("GRAPHQL_MAX_DEPTH", env.GRAPHQL_MAX_DEPTH, 8),
