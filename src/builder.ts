@@ -12,6 +12,7 @@ import type { Db } from "./db/client.ts";
 import { badInput, forbidden, notFound, unauthenticated } from "./errors.ts";
 import type PrismaTypes from "./generated/pothos-prisma-types.ts";
 import { getDatamodel } from "./generated/pothos-prisma-types.ts";
+import type { Outbound } from "./outbound/outbound.ts";
 
 /**
  * What a resolver asks of its answer: headers (one value per name) and a status. A Map, not a
@@ -28,6 +29,8 @@ export interface Context {
   viewer: Viewer;
   db: Db;
   config: Config;
+  /** The one door for requests to addresses callers gave (src/outbound/). */
+  outbound: Outbound;
   /** What a resolver wants on the HTTP response (ETag, Cache-Control, a 503); applied by edge.plugin.ts. */
   response: ResponseBag;
 }
