@@ -12,5 +12,8 @@ export default async function globalSetup() {
   process.env.NODE_ENV = "test";
   process.env.DATABASE_URL =
     process.env.TEST_DATABASE_URL || `file:${join(mkdtempSync(join(tmpdir(), "agent-registry-test-")), "test.db")}`;
+  // One key file for the run's apps and server processes (src/trust/signing.keys.ts): never ./data,
+  // and shared, as production on PostgreSQL requires of replicas.
+  process.env.SIGNING_KEYS_FILE ||= join(mkdtempSync(join(tmpdir(), "agent-registry-keys-")), "signing-keys.json");
   await migrate(process.env.DATABASE_URL);
 }

@@ -1,11 +1,13 @@
 /**
- * The transport-level routes that are not GraphQL operations: liveness, readiness and the
- * OpenAPI document (API.md §4, marked "transport"), for GET and HEAD.
+ * The transport-level routes that are not GraphQL operations: liveness, readiness, the OpenAPI
+ * document and the registry's public signing keys (API.md §4, marked "transport"), for GET and HEAD.
  */
 import type { Plugin } from "graphql-yoga";
 import { stringify } from "yaml";
 import type { AppState } from "../app.state.ts";
+import type { Config } from "../config.ts";
 import { type Db, ping } from "../db/client.ts";
+import { signingKeys } from "../trust/signing.keys.ts";
 import { openApiDocument } from "./rest/openapi.ts";
 
 /** A probe's answer: never kept by any cache, since a probe must see the process as it is now. */
@@ -13,7 +15,9 @@ function probe(fetchAPI: { Response: typeof Response }, status: string, code = 2
   return fetchAPI.Response.json({ status }, { status: code, headers: { "Cache-Control": "no-store" } });
 }
 
-export function useTransportRoutes(options: { db: Db; state: AppState }): Plugin {
+export function useTransportRoutes(options: { db: Db; state: AppState; config: Config }): Plugin {
+  // Loaded (or generated) now, so keys that cannot be used stop the app from starting.
+  const keys = signingKeys(options.config);
   let json: string | undefined;
   let yaml: string | undefined;
   return {
@@ -42,6 +46,13 @@ export function useTransportRoutes(options: { db: Db; state: AppState }): Plugin
           return endResponse(new fetchAPI.Response(json, { headers: { "Content-Type": "application/json" } }));
         case "/openapi.yaml":
           return endResponse(new fetchAPI.Response(yaml, { headers: { "Content-Type": "application/yaml" } }));
+        // Verifiers fetch it rarely and a rotation keeps the old key published for days: minutes of caching are safe.
+        case "/.well-known/jwks.json":
+          return endResponse(
+            new fetchAPI.Response(JSON.stringify(keys.jwks()), {
+              headers: { "Content-Type": "application/jwk-set+json", "Cache-Control": "public, max-age=300" },
+            }),
+          );
       }
     },
   };

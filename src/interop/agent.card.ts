@@ -5,8 +5,9 @@
  * `{ schemes: { <name>: { list: [scopes] } } }`). Pure: no database, no network.
  *
  * Every field the card carries is always filled, so the card never holds a `null` (the A2A JSON
- * schema has none): what the registry does not know is left out (`iconUrl`, `signatures`,
- * `capabilities.extendedAgentCard`) or given the value A2A takes for "absent".
+ * schema has none): what the registry does not know is left out (`iconUrl`,
+ * `capabilities.extendedAgentCard`) or given the value A2A takes for "absent". `signatures` is empty
+ * here; the schema fills it for an approved agent (src/trust/card.signature.ts).
  */
 import type { Profile } from "../providers/provider.rules.ts";
 
@@ -39,6 +40,17 @@ export interface SecurityRequirement {
   schemes: Record<string, { list: string[] }>;
 }
 
+/**
+ * A2A `AgentCardSignature`: a JWS in the flattened JSON serialization without its payload (the card
+ * itself, canonicalized). The registry puts everything in the protected header, so it never sends
+ * `header` (RFC 7515 §7.2.1: absent when empty).
+ */
+export interface AgentCardSignature {
+  protected: string;
+  signature: string;
+  header?: Record<string, unknown>;
+}
+
 export interface AgentCard {
   name: string;
   description: string;
@@ -52,6 +64,7 @@ export interface AgentCard {
   defaultInputModes: string[];
   defaultOutputModes: string[];
   skills: AgentSkill[];
+  signatures: AgentCardSignature[];
 }
 
 /** What the card is made from: the owner-editable profile, its code and its version. */
@@ -146,5 +159,6 @@ export function agentCardOf(source: CardSource, base: string): AgentCard {
       inputModes: c.inputModes,
       outputModes: c.outputModes,
     })),
+    signatures: [],
   };
 }

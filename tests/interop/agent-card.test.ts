@@ -70,6 +70,8 @@ describe("the agent card", () => {
           outputModes: [],
         },
       ],
+      // Not approved: unsigned (tests/trust/signing.test.ts has the signed cards).
+      signatures: [],
     });
     expect(nullKeys(answer.body)).toEqual([]);
     // v1 names only: the 0.3 fields are gone.
