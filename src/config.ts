@@ -259,6 +259,20 @@ function dataDir(databaseUrl: string): string {
   return databaseUrl.startsWith("file:") ? dirname(databaseUrl.slice("file:".length)) : "data";
 }
 
+/** A JWK set as JSON text (`{"keys":[…]}`), checked at start; unset or blank: undefined. */
+function jwkSet(name: string, value: string | undefined): string | undefined {
+  const text = value?.trim();
+  if (!text) return undefined;
+  let keys: unknown;
+  try {
+    keys = (JSON.parse(text) as { keys?: unknown } | null)?.keys;
+  } catch {}
+  if (!Array.isArray(keys) || !keys.every((k) => k !== null && typeof k === "object" && typeof k.kid === "string")) {
+    throw new Error(`${name} must be a JWK set as JSON, {"keys":[…]}, each key with a "kid"`);
+  }
+  return text;
+}
+
 function trustConfig(env: NodeJS.ProcessEnv, databaseUrl: string): TrustConfig {
   return {
     challengeTtlSeconds: positive("DOMAIN_CHALLENGE_TTL_SECONDS", env.DOMAIN_CHALLENGE_TTL_SECONDS, 7 * 86_400),
@@ -266,7 +280,7 @@ function trustConfig(env: NodeJS.ProcessEnv, databaseUrl: string): TrustConfig {
     signingKeys: env.SIGNING_KEYS?.trim() || undefined,
     signingKeysFile: env.SIGNING_KEYS_FILE || join(dataDir(databaseUrl), "signing-keys.json"),
     signingKeyGraceDays: int("SIGNING_KEY_GRACE_DAYS", env.SIGNING_KEY_GRACE_DAYS, 30),
-    cardTrustJwks: env.CARD_TRUST_JWKS?.trim() || undefined,
+    cardTrustJwks: jwkSet("CARD_TRUST_JWKS", env.CARD_TRUST_JWKS),
   };
 }
 

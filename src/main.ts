@@ -17,6 +17,7 @@ import { openDb } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { writeLogLine } from "./http/request.log.ts";
 import { attachWebSocket } from "./http/websocket.ts";
+import { startRechecks } from "./trust/domain.recheck.ts";
 import { createApp } from "./yoga.ts";
 
 // V8 "pretenures" an allocation site, allocating its objects straight into the old generation from
@@ -53,6 +54,11 @@ const server = createServer((req, res) => {
 });
 // GraphQL over WebSocket (graphql-ws) at /graphql, beside SSE.
 const sockets = attachWebSocket(server, app, config);
+// Verified domains are checked again on a schedule, off the request path (src/trust/domain.recheck.ts).
+const rechecks =
+  config.trust.recheckIntervalSeconds > 0
+    ? startRechecks({ db, outbound: app.outbound, config: config.trust, onChange: app.announce, log })
+    : undefined;
 
 server.listen(config.port, config.host, () => {
   // The bound port, which differs from the configured one when that is 0 (any free port).
@@ -75,6 +81,7 @@ async function exit(code: 0 | 1): Promise<void> {
   setTimeout(() => process.exit(code), 2000).unref();
   try {
     // Closes what the app holds (the rate limits' Redis client), then the database.
+    await rechecks?.stop();
     await app.dispose();
     await db.$disconnect();
   } finally {

@@ -10,5 +10,7 @@ import "./reviews/review.schema.ts";
 import "./service/service.schema.ts";
 import "./feed/feed.schema.ts";
 import "./interop/interop.schema.ts";
+import "./trust/domain.schema.ts";
+import "./trust/card.schema.ts";
 
 export const schema = builder.toSchema({ sortSchema: false });

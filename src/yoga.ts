@@ -11,6 +11,7 @@ import type { Context, ResponseBag } from "./builder.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/client.ts";
 import { apiError, codeOf } from "./errors.ts";
+import type { FeedNote } from "./feed/feed.outbox.ts";
 import { createFeed, useFeed } from "./feed/feed.pubsub.ts";
 import { createResponseCache } from "./http/cache/cache.plugin.ts";
 import { withNodeCache } from "./http/cache/node.front.ts";
@@ -26,6 +27,7 @@ import { useIdempotency } from "./idempotency/idempotency.plugin.ts";
 import { useGraphqlLimits } from "./limits/graphql.limits.ts";
 import { credentialGuard, useLimits } from "./limits/limits.plugin.ts";
 import { createLimits, type Limits } from "./limits/rate.limits.ts";
+import { createOutbound } from "./outbound/outbound.ts";
 import { schema } from "./schema.ts";
 import { useWebPages } from "./web/web.plugin.ts";
 
@@ -65,6 +67,8 @@ export function createApp(
   });
   // The change feed (src/feed): events of committed writes, through Redis to every replica's subscribers.
   const feed = createFeed({ redisUrl: config.redisUrl, channel: config.feedChannel, log, state });
+  // One door per app, so its concurrency cap holds across requests.
+  const outbound = createOutbound(config.outbound);
   const yoga = createYoga<Record<string, unknown>, Context>({
     schema,
     graphqlEndpoint: "/graphql",
@@ -95,13 +99,14 @@ export function createApp(
       ({
         db,
         config,
+        outbound,
         response: (initial.response as ResponseBag | undefined) ?? { headers: new Map() },
       }) as unknown as Context,
     plugins: [
       useHttpEdge({ log, maxBodyBytes: config.maxBodyBytes, cacheMaxAge: config.httpCacheMaxAge }),
       ...useCors(config.corsOrigins),
       cache.plugin,
-      useTransportRoutes({ db, state }),
+      useTransportRoutes({ db, state, config }),
       useWebPages({ log, graphiql: config.graphiql }),
       useGraphqlGetParams,
       useViewer(db, reviewerVerifier(config), credentialGuard(limits, config.trustProxy)),
@@ -122,7 +127,7 @@ export function createApp(
   });
   // node:http hands requests to the app as `app(req, res)` (main.ts): a cache hit is answered there,
   // before Yoga builds a fetch Request — with the same request id and log line as any answer.
-  return withNodeCache(yoga, cache, {
+  const app = withNodeCache(yoga, cache, {
     requestId: requestIdFor,
     logLine: ({ requestId, method, path, operation, status, ms }) =>
       log({
@@ -135,6 +140,15 @@ export function createApp(
         status,
         ms: Math.round(ms * 10) / 10,
       }),
+  });
+  return Object.assign(app, {
+    /** The app's outbound door, for work outside requests (the domain re-checks, main.ts). */
+    outbound,
+    /** Publishes writes made outside a request (the domain re-checks): the cache forgets, the feed announces. */
+    async announce(notes: FeedNote[]): Promise<void> {
+      await cache.invalidate();
+      await feed.announce(db, notes);
+    },
   });
 }
 

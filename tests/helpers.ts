@@ -149,10 +149,18 @@ export async function activeReviewCode(providerCode: string): Promise<string> {
 export async function approve(providerCode: string, trustTier?: string): Promise<void> {
   const reviewCode = await activeReviewCode(providerCode);
   const answer = await call("POST", `/api/v1/reviews/${reviewCode}/decision`, {
-    body: { decision: "APPROVE", ...(trustTier ? { trustTier } : {}) },
+    body: { decision: "APPROVE", note: "approved in tests", ...(trustTier ? { trustTier } : {}) },
     token: await reviewerToken("approver"),
   });
   if (answer.status !== 200) throw new Error(`approve failed: ${answer.status} ${answer.text}`);
+}
+
+/**
+ * A decision's arguments with a note when it approves without one: approving an agent whose
+ * endpoint's domain is not verified takes a note (src/trust/domain.*).
+ */
+export function withApprovalNote(args: Record<string, unknown>): Record<string, unknown> {
+  return args.decision === "APPROVE" && args.note === undefined ? { ...args, note: "approved in tests" } : args;
 }
 
 /** Checks an answer is an RFC 9457 problem with this status and code, with one Content-Type. */

@@ -43,6 +43,7 @@ export interface FeedProvider {
   lifecycle: string;
   lifecycleMessage: string | null;
   successorCode: string | null;
+  publisherVerified: boolean;
 }
 
 export interface FeedReview {

@@ -13,15 +13,19 @@ import { submitIntake } from "../providers/provider.schema.ts";
 import { AgentType, type IntakeAnswer, IntakeAnswerRef, Visibility } from "../providers/provider.types.ts";
 import { assertVisible, isPrivileged } from "../providers/provider.visibility.ts";
 import { type PatchOperation, shownSnapshot, snapshotPatch } from "../providers/version.diff.ts";
+import { signCard } from "../trust/card.signature.ts";
+import { importedCardSignature } from "../trust/card.trust.ts";
+import { signingKeys } from "../trust/signing.keys.ts";
 import {
   A2A_PROTOCOL_VERSION,
   type AgentCard,
+  type AgentCardSignature,
   type AgentInterface,
   type AgentSkill,
   agentCardOf,
   type SecurityRequirement,
 } from "./agent.card.ts";
-import { type ImportError, type MappedField, mapDocument } from "./import.ts";
+import { type ImportError, type MappedField, type Mapping, mapDocument } from "./import.ts";
 
 // ── Agent card ──────────────────────────────────────────────────────────────────────────────────
 
@@ -75,6 +79,17 @@ const AgentCardSecurityRequirementRef = builder
     fields: (t) => ({ schemes: t.field({ type: "JSON", resolve: (r) => r.schemes }) }),
   });
 
+const AgentCardSignatureRef = builder.objectRef<AgentCardSignature>("AgentCardSignature").implement({
+  description:
+    "A2A `AgentCardSignature`: a detached JWS (RFC 7515, flattened JSON serialization without `payload`) over the card without `signatures`, its default values removed, canonicalized by RFC 8785 (A2A §8.4). The key is in /.well-known/jwks.json under the protected header's `kid`. The registry sets no unprotected `header`.",
+  fields: (t) => ({
+    protected: t.exposeString("protected", {
+      description: 'The base64url-encoded protected header: `{"alg":"ES256"|"EdDSA","typ":"JOSE","kid":…}`',
+    }),
+    signature: t.exposeString("signature", { description: "The base64url-encoded signature" }),
+  }),
+});
+
 const AgentCardRef = builder.objectRef<AgentCard>("AgentCard").implement({
   description: `The agent as an A2A agent card (A2A specification v${A2A_PROTOCOL_VERSION}, proto3 JSON form).`,
   fields: (t) => ({
@@ -99,6 +114,12 @@ const AgentCardRef = builder.objectRef<AgentCard>("AgentCard").implement({
     defaultInputModes: t.exposeStringList("defaultInputModes"),
     defaultOutputModes: t.exposeStringList("defaultOutputModes"),
     skills: t.field({ type: [AgentCardSkillRef], resolve: (c) => c.skills }),
+    signatures: t.field({
+      type: [AgentCardSignatureRef],
+      description:
+        "The registry's signatures, one per signing key (ES256, EdDSA), when the agent is APPROVED; empty otherwise. They sign the whole card: select every field to verify it, or read the REST card.",
+      resolve: (c) => c.signatures,
+    }),
   }),
 });
 
@@ -193,7 +214,7 @@ builder.queryFields((t) => ({
       });
       assertVisible(ctx.viewer, provider, args.providerCode);
       const base = ctx.config.publicUrl ?? new URL(ctx.request.url).origin;
-      return agentCardOf(
+      const card = agentCardOf(
         {
           ...provider,
           capabilities: provider.capabilities as unknown as Profile["capabilities"],
@@ -202,6 +223,14 @@ builder.queryFields((t) => ({
         },
         base,
       );
+      // Only a reviewed agent's card carries the registry's signature; signCard signs each distinct
+      // card once. In production the registry signs only under its configured origin (PUBLIC_URL):
+      // an origin taken from the request's Host would let a caller have it sign any documentationUrl.
+      const ownOrigin = ctx.config.publicUrl !== undefined || !ctx.config.production;
+      if (provider.reviewStage === "APPROVED" && ownOrigin) {
+        card.signatures = await signCard(card, signingKeys(ctx.config));
+      }
+      return card;
     },
   }),
 
@@ -241,6 +270,17 @@ builder.queryFields((t) => ({
   }),
 }));
 
+/** Where the document's fields went: an A2A card's `signatures` go to the profile's `cardSignature`. */
+function reported(mapping: Pick<Mapping, "mapped" | "unmapped">, card: boolean) {
+  if (!card || !mapping.unmapped.some((p) => p === "/signatures" || p.startsWith("/signatures/"))) {
+    return { mapped: mapping.mapped, unmapped: mapping.unmapped };
+  }
+  return {
+    mapped: [...mapping.mapped, { from: "/signatures", to: "cardSignature" }],
+    unmapped: mapping.unmapped.filter((p) => p !== "/signatures" && !p.startsWith("/signatures/")),
+  };
+}
+
 /** A mapping problem, as the contract's field error plus the pointer it came from. */
 function problems(errors: ImportError[]) {
   return errors.map((e) => ({ path: e.path, message: e.message, source: e.source }));
@@ -271,8 +311,12 @@ builder.mutationFields((t) => ({
       ctx.response.headers.set("Cache-Control", "no-store");
       const mapping = mapDocument(format, document);
       if (idempotency?.replayOf) {
-        const { mapped, unmapped } = mapping;
-        return { ...idempotency.replayOf, accessToken: null, notice: REPLAY_NOTICE, mapped, unmapped };
+        return {
+          ...idempotency.replayOf,
+          accessToken: null,
+          notice: REPLAY_NOTICE,
+          ...reported(mapping, format === "a2a"),
+        };
       }
       if (mapping.errors.length) throw badInput("The document cannot be imported", problems(mapping.errors));
       const given = Object.fromEntries(Object.entries(extra).filter(([, v]) => v !== undefined && v !== null));
@@ -290,8 +334,16 @@ builder.mutationFields((t) => ({
           ),
         );
       }
-      const result = await submitIntake(ctx, intake.value);
-      return { ...result, mapped: mapping.mapped, unmapped: mapping.unmapped };
+      // Checked before anything is written: a signature by a trusted key that fails is a 400.
+      const signed = format === "a2a" ? await importedCardSignature(document as object, ctx.config.trust) : null;
+      const result = await submitIntake(
+        ctx,
+        intake.value,
+        signed
+          ? { cardSignature: signed.record, ...(signed.signedCard && { signedCard: signed.signedCard }) }
+          : undefined,
+      );
+      return { ...result, ...reported(mapping, signed !== null) };
     },
   }),
 }));

@@ -7,7 +7,11 @@ import { type FieldNode, type GraphQLResolveInfo, getNamedType, Kind, type Selec
 import type { Relations } from "./provider.store.ts";
 
 /** The Provider fields whose rows `readProvider` loads with the profile, by the relation they read. */
-const RELATION_OF_FIELD: Record<string, keyof Relations | undefined> = { tokens: "tokens", reviewTimeline: "events" };
+const RELATION_OF_FIELD: Record<string, keyof Relations | undefined> = {
+  tokens: "tokens",
+  reviewTimeline: "events",
+  verifiedDomains: "domains",
+};
 
 /** What the loaded row holds beneath a relation field: plain columns, nothing loaded beneath them. */
 const LOADED = Object.freeze({ nested: Object.freeze({}) });
@@ -41,7 +45,7 @@ export function relationsAsked(ctx: object, info: GraphQLResolveInfo): Relations
 
 function askedOf(info: GraphQLResolveInfo): Asked {
   const type = getNamedType(info.returnType).name;
-  const asked: Asked = { relations: { tokens: false, events: false }, mappings: {} };
+  const asked: Asked = { relations: { tokens: false, events: false, domains: false }, mappings: {} };
   const fragments = new Set<string>();
   const walk = (set: SelectionSetNode | undefined) => {
     for (const selection of set?.selections ?? []) {

@@ -36,7 +36,7 @@ import {
   Visibility,
 } from "./provider.types.ts";
 import { assertVisible, canSee, listableWhere, ownerScope } from "./provider.visibility.ts";
-import { intakeProvider, patchProvider } from "./provider.write.ts";
+import { type IntakeRecords, intakeProvider, patchProvider } from "./provider.write.ts";
 
 // ── Queries ─────────────────────────────────────────────────────────────────────────────────
 builder.queryFields((t) => ({
@@ -140,6 +140,7 @@ async function visibleProvider(ctx: Context, providerCode: string, asked: Relati
   const provider = await readProvider(ctx.db, providerCode, {
     tokens: ctx.viewer.kind !== "anonymous" && asked.tokens,
     events: asked.events,
+    domains: Boolean(asked.domains),
   });
   assertVisible(ctx.viewer, provider, providerCode);
   return provider;
@@ -161,12 +162,13 @@ builder.nodeRef(ProviderSummaryRef, {
  * (src/idempotency) is recorded in the intake's own transaction, and the caller, who now holds the
  * new agent's token, is its owner for the rest of the answer.
  */
-export async function submitIntake(ctx: Context, intake: Intake) {
+export async function submitIntake(ctx: Context, intake: Intake, recorded?: IntakeRecords) {
   const idempotency = idempotencyOf(ctx);
   const result = await intakeProvider(
     ctx.db,
     intake,
     idempotency && ((tx, done) => commitInTransaction(tx, idempotency.key, idempotency.claimId, done)),
+    recorded,
   );
   if (idempotency) idempotency.committed = { accessToken: result.accessToken };
   ctx.viewer = {

@@ -16,6 +16,7 @@ import { type IfMatch, ifMatchHolds } from "../http/if-match.ts";
 export type ProviderRow = Prisma.ProviderGetPayload<object>;
 type TokenRow = Prisma.AccessTokenGetPayload<object>;
 type EventRow = Prisma.ReviewEventGetPayload<object>;
+type DomainRow = Prisma.DomainVerificationGetPayload<object>;
 
 /** The columns of the providers row: every scalar of the model. */
 const PROVIDER = columnsOf("Provider");
@@ -41,6 +42,7 @@ const SUMMARY_COLUMNS = [
   "lifecycle",
   "lifecycleMessage",
   "successorCode",
+  "publisherVerified",
 ] as const;
 export type SummaryRow = Pick<ProviderRow, (typeof SUMMARY_COLUMNS)[number]>;
 const SUMMARY = pickColumns("Provider", SUMMARY_COLUMNS);
@@ -60,14 +62,17 @@ const TOKEN = columnsOf("AccessToken", ["hash"]);
 const tokenRow = rowReader<Omit<TokenRow, "hash">>(TOKEN);
 const EVENT = columnsOf("ReviewEvent");
 const eventRow = rowReader<EventRow>(EVENT);
+// A domain's challenge token is no part of a profile: only its verified domains are read with it.
+const DOMAIN = columnsOf("DomainVerification", ["token"]);
+const domainRow = rowReader<Omit<DomainRow, "token">>(DOMAIN);
 
-/** A JSON array of the rows of `table` that belong to provider `p`, oldest (lowest id) first. */
-function relatedJson(dialect: Dialect, table: string, columns: readonly { name: string }[]): Prisma.Sql {
+/** A JSON array of the rows of `table` that belong to provider `p` (and hold `and`), oldest (lowest id) first. */
+function relatedJson(dialect: Dialect, table: string, columns: readonly { name: string }[], and = ""): Prisma.Sql {
   const object = columns.map((c) => `'${c.name}', r."${c.name}"`).join(", ");
   return Prisma.raw(
     dialect === "postgresql"
-      ? `(SELECT COALESCE(json_agg(json_build_object(${object}) ORDER BY r."id"), '[]'::json) FROM "${table}" AS r WHERE r."providerId" = p."id")`
-      : `(SELECT json_group_array(json_object(${object}) ORDER BY r."id") FROM "${table}" AS r WHERE r."providerId" = p."id")`,
+      ? `(SELECT COALESCE(json_agg(json_build_object(${object}) ORDER BY r."id"), '[]'::json) FROM "${table}" AS r WHERE r."providerId" = p."id"${and})`
+      : `(SELECT json_group_array(json_object(${object}) ORDER BY r."id") FROM "${table}" AS r WHERE r."providerId" = p."id"${and})`,
   );
 }
 
@@ -82,6 +87,8 @@ export interface PredecessorRow {
 export type ProviderDetail = ProviderRow & {
   tokens: Omit<TokenRow, "hash">[];
   events: EventRow[];
+  /** Its verified domains (src/trust/domain.*), when asked. */
+  domains: Omit<DomainRow, "token">[];
   /** The providers naming this one as their successor (by code, at most 100), read with the row. */
   predecessorRows: PredecessorRow[];
 };
@@ -102,18 +109,22 @@ function predecessorsJson(dialect: Dialect): Prisma.Sql {
 }
 
 /** The relations a profile read loads with the row. */
-export type Relations = { tokens: boolean; events: boolean };
+export type Relations = { tokens: boolean; events: boolean; domains?: boolean };
 
 /** The detail's statement but its condition, built once per dialect and relations asked. */
 const detailSelects = new Map<string, Prisma.Sql>();
 function detailSelect(dialect: Dialect, relations: Relations): Prisma.Sql {
-  const key = `${dialect} ${relations.tokens} ${relations.events}`;
+  const key = `${dialect} ${relations.tokens} ${relations.events} ${Boolean(relations.domains)}`;
   let select = detailSelects.get(key);
   if (!select) {
     const tokens = relations.tokens ? relatedJson(dialect, "access_tokens", TOKEN) : Prisma.sql`NULL`;
     const events = relations.events ? relatedJson(dialect, "review_events", EVENT) : Prisma.sql`NULL`;
+    const domains = relations.domains
+      ? relatedJson(dialect, "domain_verifications", DOMAIN, ` AND r."state" = 'VERIFIED'`)
+      : Prisma.sql`NULL`;
     select = Prisma.sql`
     SELECT ${Prisma.raw(columnList(PROVIDER, "p"))}, ${tokens} AS "tokensJson", ${events} AS "eventsJson",
+           ${domains} AS "domainsJson",
            ${predecessorsJson(dialect)} AS "predecessorsJson"
     FROM "providers" AS p`;
     detailSelects.set(key, select);
@@ -140,6 +151,7 @@ export async function readProvider(
   return Object.assign(providerRow(raw), {
     tokens: list(raw.tokensJson).map((t) => tokenRow(t as Record<string, unknown>)),
     events: list(raw.eventsJson).map((e) => eventRow(e as Record<string, unknown>)),
+    domains: list(raw.domainsJson).map((d) => domainRow(d as Record<string, unknown>)),
     predecessorRows: list(raw.predecessorsJson).map((r) => predecessorRow(r as Record<string, unknown>)),
   });
 }

@@ -10,6 +10,7 @@ import { Prisma } from "../generated/prisma/client.ts";
 import type { IfMatch } from "../http/if-match.ts";
 import { effectOfOwnerPatch, newReviewCode } from "../reviews/review.rules.ts";
 import { activeReviewOf, applyMove, openReview } from "../reviews/review.store.ts";
+import { removeUncoveredDomains } from "../trust/domain.store.ts";
 import { lifecycleOf, lifecycleSnapshot } from "./provider.lifecycle.ts";
 import {
   applyPatch,
@@ -91,6 +92,12 @@ export interface IntakeResult {
  * Registers a provider: profile version 1, an OPEN intake review, the first access token. `within`
  * runs last inside the same transaction (the Idempotency-Key's record): if it throws, nothing is kept.
  */
+/** What an intake records beside the profile: the signature check of the card it was imported from. */
+export interface IntakeRecords {
+  cardSignature?: object;
+  signedCard?: object;
+}
+
 export async function intakeProvider(
   db: Db,
   intake: Intake,
@@ -98,6 +105,7 @@ export async function intakeProvider(
     tx: Prisma.TransactionClient,
     result: { providerId: number; providerCode: string; reviewCode: string },
   ) => Promise<void>,
+  recorded: IntakeRecords = {},
 ): Promise<IntakeResult> {
   const token = mintToken();
   const { providerCode: asked, ...profile } = intake;
@@ -110,6 +118,7 @@ export async function intakeProvider(
         const created = await tx.provider.create({
           data: {
             ...(columnsOf(profile) as Prisma.ProviderCreateInput),
+            ...(recorded as Prisma.ProviderCreateInput),
             providerCode,
             labelIndex: { create: profile.labels.map((label) => ({ label })) },
             versions: {
@@ -183,6 +192,15 @@ export async function patchProvider<R>(
 
     await setColumns(tx, row.id, Object.fromEntries(Object.keys(input.patch).map((f) => [f, after[f as OwnerField]])));
     if (changed.includes("labels")) await replaceLabels(tx, row.id, after.labels);
+    // A verified domain vouches for the endpoint's host only: one the endpoint left is removed.
+    if (changed.includes("endpoint")) {
+      await removeUncoveredDomains(tx, {
+        providerId: row.id,
+        endpointUrl: after.endpoint.url,
+        actor: input.actor,
+        now,
+      });
+    }
     await appendVersion(tx, {
       providerId: row.id,
       version,

@@ -33,6 +33,10 @@ export const TIMELINE_KINDS = [
   "DEPRECATED",
   "RETIRED",
   "REACTIVATED",
+  // Verified publisher domains (src/trust/domain.*).
+  "DOMAIN_VERIFIED",
+  "DOMAIN_VERIFICATION_LOST",
+  "DOMAIN_REMOVED",
 ] as const;
 
 export type ReviewStatus = (typeof REVIEW_STATUSES)[number];

@@ -69,6 +69,9 @@ builder.queryFields((t) => ({
       assignedTo: t.arg.string({ description: "A reviewer's subject" }),
       providerCode: t.arg.string(),
       search: t.arg.string({ description: "Words of the review code, provider code or provider name" }),
+      endpointVerified: t.arg.boolean({
+        description: "true: only providers whose endpoint's domain is verified; false: only those whose is not",
+      }),
       updatedSince: t.arg({
         type: "DateTime",
         description: "Only reviews updated at or after this instant (e.g. 2026-11-21T12:00:00Z)",
@@ -118,6 +121,7 @@ builder.queryFields((t) => ({
         where,
         search: args.search,
         byProviderCode: Boolean(args.providerCode),
+        endpointVerified: args.endpointVerified ?? null,
         take: limit + 1,
       });
       return page(rows, limit, (r) => [r.priorityRank, r.createdAt.toISOString(), r.id]);
@@ -196,7 +200,7 @@ builder.mutationFields((t) => ({
   decideReview: t.prismaField({
     type: ReviewRef,
     description:
-      "Approves (optionally setting the trust tier), rejects or requests changes. A note is required to reject or request changes. Reviewers only.",
+      "Approves (optionally setting the trust tier), rejects or requests changes. A note is required to reject or request changes, and to approve an agent whose endpoint's domain is not verified. Reviewers only.",
     authScopes: { reviewer: true },
     args: {
       reviewCode: t.arg.string({ required: true }),

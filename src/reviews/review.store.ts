@@ -19,6 +19,7 @@ import {
 } from "../providers/provider.search.store.ts";
 import { insertEvents, type NewEvent } from "../providers/provider.store.ts";
 import { fits } from "../text.ts";
+import { endpointVerified } from "../trust/domain.store.ts";
 import {
   ACTIVE_STATUSES,
   assign,
@@ -221,6 +222,12 @@ export async function decideReview(
   const notes = await db.$transaction(async (tx) => {
     const { review, providerId, assignedTo, state } = await loadReview(tx, input.reviewCode);
     const move = settle(decide(state, input.decision));
+    // Approving an agent whose endpoint's domain nobody proved control of is a choice to explain.
+    if (input.decision === "APPROVE" && !note && !(await endpointVerified(tx, providerId))) {
+      throw badInput("A note is required to approve an agent whose endpoint's domain is not verified", [
+        { path: "note", message: "is required when the endpoint's domain is not verified" },
+      ]);
+    }
     await applyMove(tx, { providerId, stage: state.stage, review }, move, input.actor, {
       note,
       // Whoever decides an unassigned review is the one who reviewed it.
@@ -336,8 +343,15 @@ const reviewRow = rowReader<Omit<ReviewRow, "provider">>(REVIEW);
  */
 export async function queuePage(
   db: Queryable,
-  input: { where: Prisma.ReviewWhereInput; search: string | null | undefined; byProviderCode: boolean; take: number },
-): Promise<ReviewRow[]> {
+  input: {
+    where: Prisma.ReviewWhereInput;
+    search: string | null | undefined;
+    byProviderCode: boolean;
+    /** Only reviews of providers whose endpoint's domain is (true) or is not (false) verified. */
+    endpointVerified?: boolean | null;
+    take: number;
+  },
+): Promise<(ReviewRow & { endpointVerified: boolean })[]> {
   const terms = queueTerms(input.search);
   const dialect = dialectIn(db);
   const search = terms.length
@@ -346,15 +360,23 @@ export async function queuePage(
         " AND ",
       )}`
     : Prisma.empty;
-  const byProvider = terms.length > 0 || input.byProviderCode;
+  const filterVerified = input.endpointVerified !== null && input.endpointVerified !== undefined;
+  const byProvider = terms.length > 0 || input.byProviderCode || filterVerified;
+  // The provider's column, kept in step with its domains (src/trust/domain.store.ts).
+  const verified = !filterVerified
+    ? Prisma.empty
+    : input.endpointVerified
+      ? Prisma.sql` AND p."publisherVerified"`
+      : Prisma.sql` AND NOT p."publisherVerified"`;
   const found = await queryRows(
     db,
     Prisma.sql`
-    SELECT ${Prisma.raw(columnList(REVIEW, "r"))}, p."providerCode" AS "providerCode", p."name" AS "providerName"
+    SELECT ${Prisma.raw(columnList(REVIEW, "r"))}, p."providerCode" AS "providerCode", p."name" AS "providerName",
+           p."publisherVerified" AS "endpointVerified"
     FROM (
       SELECT r.* FROM "reviews" AS r
       ${byProvider ? Prisma.sql`JOIN "providers" AS p ON p."id" = r."providerId"` : Prisma.empty}
-      WHERE ${whereSql(input.where, REVIEWS_TABLE)}${search}
+      WHERE ${whereSql(input.where, REVIEWS_TABLE)}${search}${verified}
       ORDER BY r."priorityRank" ASC, r."createdAt" ASC, r."id" ASC
       LIMIT ${input.take}
     ) AS r JOIN "providers" AS p ON p."id" = r."providerId"
@@ -363,6 +385,7 @@ export async function queuePage(
   return found.map((f) =>
     Object.assign(reviewRow(f), {
       provider: { providerCode: f.providerCode as string, name: f.providerName as string },
+      endpointVerified: f.endpointVerified === true || Number(f.endpointVerified) === 1,
     }),
   );
 }

@@ -21,7 +21,7 @@ db.pragma("journal_mode = WAL");
 db.pragma("cache_size = -65536");
 db.pragma("busy_timeout = 5000");
 
-const SUMMARY = `p."providerCode", p."name", p."summary", p."agentType", p."visibility", p."trustTier", p."reviewStage", p."labels", p."endpoint", p."updatedAt", p."id", p."lifecycle", p."lifecycleMessage", p."successorCode"`;
+const SUMMARY = `p."providerCode", p."name", p."summary", p."agentType", p."visibility", p."trustTier", p."reviewStage", p."labels", p."endpoint", p."updatedAt", p."id", p."lifecycle", p."lifecycleMessage", p."successorCode", p."publisherVerified"`;
 
 const detail = db.prepare(`
   SELECT p."id", p."providerCode", p."name", p."summary", p."description", p."labels", p."agentType", p."visibility",
@@ -88,6 +88,7 @@ function summaryJson(row: Record<string, unknown>) {
     lifecycle: row.lifecycle,
     lifecycleMessage: row.lifecycleMessage,
     successorCode: row.successorCode,
+    publisherVerified: row.publisherVerified === 1,
   };
 }
 

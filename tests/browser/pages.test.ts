@@ -6,7 +6,17 @@
  */
 import { afterAll, beforeAll, describe, expect, jest, test } from "@jest/globals";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
-import { activeReviewCode, approve, call, intake, reviewerToken, uniqueCode } from "../helpers.ts";
+import {
+  activeReviewCode,
+  approve,
+  appWith,
+  call,
+  intake,
+  type Listening,
+  listen,
+  reviewerToken,
+  uniqueCode,
+} from "../helpers.ts";
 import {
   DESKTOP,
   expectClean,
@@ -271,6 +281,8 @@ describe("intake, review and directory", () => {
     await item.waitFor(WAIT);
     await item.getByText(`Act on ${reviewCode}`).click();
     await item.getByLabel("Trust tier on approval").selectOption({ label: "Verified" });
+    // Its endpoint's domain is not verified: approving it takes a note.
+    await item.getByLabel("Note").fill("Checked the endpoint by hand");
     await item.getByRole("button", { name: "Approve" }).click();
     await reviewer.page.getByRole("heading", { name: "Nothing to review" }).waitFor(WAIT);
     const approved = await call("GET", `/api/v1/providers/${code}`, { token: await reviewerToken() });
@@ -464,6 +476,89 @@ describe("the directory", () => {
     await page.getByRole("main").getByRole("button", { name: "Clear filters" }).last().click();
     await page.locator(".card").first().waitFor(WAIT);
     expect(await page.getByLabel("Labels", { exact: true }).inputValue()).toBe("");
+    await done(visitor);
+  });
+});
+
+describe("verified publishers", () => {
+  /** The well-known files, by path, served where the verifying app sends https://example.test. */
+  const files = new Map<string, string>();
+  let web: Listening;
+  beforeAll(async () => {
+    web = await listen((req, res) => {
+      const body = files.get(req.url ?? "");
+      if (body === undefined) res.writeHead(404).end();
+      else res.writeHead(200, { "content-type": "text/plain" }).end(body);
+    });
+  });
+  afterAll(() => web?.close());
+
+  /** Verifies example.test for an agent through the API, its proof served by the file server above. */
+  async function verifyDomain(created: { providerCode: string; accessToken: string }): Promise<void> {
+    const port = new URL(web.url).port;
+    const verifier = appWith({ OUTBOUND_TEST_HOSTS: `example.test=127.0.0.1:${port}` });
+    const path = `/api/v1/providers/${created.providerCode}/domains`;
+    const asked = await call("POST", path, {
+      app: verifier,
+      token: created.accessToken,
+      body: { domain: "example.test" },
+    });
+    files.set(`/.well-known/agent-registry/${created.providerCode}.txt`, `${asked.body.token}\n`);
+    const checked = await call("POST", `${path}/example.test/check`, { app: verifier, token: created.accessToken });
+    expect(checked.body.verified).toBe(true);
+  }
+
+  test("the queue filters by the endpoint's domain; the directory card says verified publisher in words", async () => {
+    const label = `pv-${uniqueCode("").slice(-8)}`;
+    const word = `Numbat${label.slice(-6)}`;
+    const endpoint = { url: "https://api.example.test/a2a", protocol: "A2A", authScheme: "BEARER" };
+    const verified = await intake({ name: `${word} Verified`, labels: [label], endpoint });
+    const plain = await intake({ name: `${word} Plain`, labels: [label], endpoint });
+    await verifyDomain(verified);
+    const [rv, rp] = [await activeReviewCode(verified.providerCode), await activeReviewCode(plain.providerCode)];
+
+    const reviewer = await open(DESKTOP, await reviewerToken("pv-reviewer"));
+    const queue = reviewer.page;
+    const asked: string[] = [];
+    queue.on("request", (r) => {
+      const url = new URL(r.url());
+      if (url.pathname === "/api/v1/reviews/queue") asked.push(url.searchParams.get("endpointVerified") ?? "");
+    });
+    await queue.goto("/reviews");
+    await queue.getByLabel("Search", { exact: true }).fill(word);
+    await queue.waitForFunction(() => document.querySelectorAll("article.review").length === 2);
+    expect(await text(reviewItem(queue, rv).locator(".badges"))).toContain("Verified domain");
+    expect(await text(reviewItem(queue, rp).locator(".badges"))).toContain("Domain not verified");
+    const shown = () => queue.locator("article.review").evaluateAll((items) => items.map((i) => i.dataset.review));
+    const filter = queue.getByLabel("Endpoint domain");
+    await filter.selectOption({ label: "Verified domain" });
+    await queue.waitForFunction(() => document.querySelectorAll("article.review").length === 1);
+    expect([await shown(), asked.at(-1)]).toEqual([[rv], "true"]);
+    await filter.selectOption({ label: "Domain not verified" });
+    await queue.waitForFunction(
+      (code) => document.querySelector("article.review")?.getAttribute("data-review") === code,
+      rp,
+    );
+    expect([await shown(), asked.at(-1)]).toEqual([[rp], "false"]);
+    await filter.selectOption({ label: "Any domain" });
+    await queue.waitForFunction(() => document.querySelectorAll("article.review").length === 2);
+    expect(asked.at(-1)).toBe("");
+    expect(await unlabelledControls(queue)).toEqual([]);
+    await done(reviewer);
+
+    for (const created of [verified, plain]) await approve(created.providerCode);
+    const visitor = await open();
+    const page = visitor.page;
+    await page.goto(`/?labels=${label}`);
+    await page.getByText("2 agents on page 1.").waitFor(WAIT);
+    const card = (code: string) => page.locator(".card", { has: page.getByText(code, { exact: true }) });
+    const badge = card(verified.providerCode).locator(".badge", { hasText: "Verified publisher" });
+    expect(await badge.count()).toBe(1);
+    // Words and a title, in the class of the profile's verified-domain badge.
+    expect(await badge.getAttribute("class")).toBe("badge badge-good");
+    expect(await badge.getAttribute("title")).toBe("The endpoint's domain is verified as the publisher's");
+    expect(await text(card(plain.providerCode).locator(".badges"))).not.toContain("Verified");
+    await screenshot(page, "directory-verified-publisher");
     await done(visitor);
   });
 });

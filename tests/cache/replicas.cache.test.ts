@@ -87,7 +87,7 @@ describe("two caching replicas on one PostgreSQL database, with Redis", () => {
       });
       const decided = await send(b, "POST", `/api/v1/reviews/${queue.body.items[0].reviewCode}/decision`, {
         token: reviewer,
-        body: { decision: "APPROVE" },
+        body: { decision: "APPROVE", note: "approved in tests" },
       });
       expect({ status: decided.status, body: decided.body }).toEqual({ status: 200, body: expect.anything() });
       agents.push({ code: made.body.providerCode, token: made.body.accessToken });

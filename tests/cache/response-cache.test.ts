@@ -175,7 +175,7 @@ describe("no stale read after an acknowledged write", () => {
           call("POST", `/api/v1/reviews/${await activeReviewCode(b.providerCode)}/decision`, {
             app: cached,
             token: reviewer,
-            body: { decision: "APPROVE", trustTier: "TRUSTED" },
+            body: { decision: "APPROVE", trustTier: "TRUSTED", note: "approved in tests" },
           }),
       ],
       [

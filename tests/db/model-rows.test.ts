@@ -29,6 +29,7 @@ const shape = fc.record({
   revokeOne: fc.boolean(),
   approved: fc.boolean(),
   deprecated: fc.boolean(),
+  publisherVerified: fc.boolean(),
 });
 
 type Shape = typeof shape extends fc.Arbitrary<infer T> ? T : never;
@@ -50,6 +51,29 @@ async function providerOf(s: Shape, successor: string): Promise<string> {
     issued.push(answer.body.token.tokenId);
   }
   if (s.revokeOne && issued[0]) await call("DELETE", `/api/v1/providers/${code}/tokens/${issued[0]}`, { token });
+  // A verified domain and the flag, written as such: what is read back is the question here; how a
+  // domain earns them, tests/trust/domains.test.ts.
+  if (s.publisherVerified) {
+    const at = new Date();
+    await db.provider.update({
+      where: { providerCode: code },
+      data: {
+        publisherVerified: true,
+        domains: {
+          create: {
+            domain: "example.com",
+            token: "t",
+            state: "VERIFIED",
+            method: "DNS",
+            expiresAt: at,
+            verifiedAt: at,
+            lastCheckedAt: at,
+            nextCheckAt: at,
+          },
+        },
+      },
+    });
+  }
   if (s.approved) await approve(code);
   if (s.deprecated) {
     await call("POST", `/api/v1/providers/${code}/lifecycle`, {
@@ -67,18 +91,27 @@ describe("raw reads equal Prisma's", () => {
     // Random, but both sides of what varies most are always among them.
     const [first, second, ...others] = fc.sample(shape, { numRuns: 12 }) as Shape[];
     const samples = [
-      { ...first!, policy: undefined, deprecated: true },
-      { ...second!, policy: { humanOversight: "ALWAYS" as const, dataRetentionDays: 30 }, deprecated: false },
+      { ...first!, policy: undefined, deprecated: true, publisherVerified: true },
+      {
+        ...second!,
+        policy: { humanOversight: "ALWAYS" as const, dataRetentionDays: 30 },
+        deprecated: false,
+        publisherVerified: false,
+      },
       ...others,
     ];
     const codes: string[] = [];
     for (const sample of samples) codes.push(await providerOf(sample, successor.providerCode));
 
     for (const providerCode of [...codes, successor.providerCode]) {
-      const raw = await readProvider(db, providerCode, { tokens: true, events: true });
+      const raw = await readProvider(db, providerCode, { tokens: true, events: true, domains: true });
       const orm = await db.provider.findUniqueOrThrow({
         where: { providerCode },
-        include: { tokens: { orderBy: { id: "asc" }, omit: { hash: true } }, events: { orderBy: { id: "asc" } } },
+        include: {
+          tokens: { orderBy: { id: "asc" }, omit: { hash: true } },
+          events: { orderBy: { id: "asc" } },
+          domains: { where: { state: "VERIFIED" }, orderBy: { id: "asc" }, omit: { token: true } },
+        },
       });
       const { predecessorRows, ...rest } = raw as NonNullable<typeof raw>;
       expect(rest).toEqual(orm);
@@ -105,13 +138,14 @@ describe("raw reads equal Prisma's", () => {
     const byId = <T extends { id: number }>(rows: T[]) => [...rows].sort((a, b) => a.id - b.id);
     expect(byId(summaries)).toEqual(byId(ormSummaries));
     expect(summaries).toHaveLength(codes.length);
+    expect(new Set(summaries.map((s) => s.publisherVerified))).toEqual(new Set([true, false]));
   });
 
   test("a profile read without its relations answers them empty, the row unchanged", async () => {
     const created = await intake({ policy: null, description: null });
     const raw = await readProvider(db, created.providerCode, { tokens: false, events: false });
     const orm = await db.provider.findUniqueOrThrow({ where: { providerCode: created.providerCode } });
-    expect(raw).toEqual({ ...orm, tokens: [], events: [], predecessorRows: [] });
+    expect(raw).toEqual({ ...orm, tokens: [], events: [], domains: [], predecessorRows: [] });
     expect(await readProvider(db, `${created.providerCode}-none`, { tokens: true, events: true })).toBeNull();
   });
 });

@@ -183,6 +183,7 @@ describe.each(doors)("$name", (door) => {
           "lifecycleMessage",
           "name",
           "providerCode",
+          "publisherVerified",
           "reviewStage",
           "successorCode",
           "summary",
@@ -206,6 +207,7 @@ describe.each(doors)("$name", (door) => {
         lifecycle: "ACTIVE",
         lifecycleMessage: null,
         successorCode: null,
+        publisherVerified: false,
       });
     });
   });

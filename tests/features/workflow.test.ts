@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, test } from "@jest/globals";
 import type { ErrorCode } from "../../src/errors.ts";
 import { type Door, doors, expectCode, expectOk, type Outcome } from "../doors.ts";
-import { approve, db, intake, reviewerToken } from "../helpers.ts";
+import { approve, db, intake, reviewerToken, withApprovalNote } from "../helpers.ts";
 
 const SUBJECT = "rv-workflow";
 
@@ -83,7 +83,7 @@ describe.each(doors)("$name", (door: Door) => {
   const assign = (reviewCode: string, args: Record<string, unknown> = {}, token: string | null = rv) =>
     door.run("Mutation.assignReview", { reviewCode, ...args }, as(token));
   const decide = (reviewCode: string, args: Record<string, unknown>, token: string | null = rv) =>
-    door.run("Mutation.decideReview", { reviewCode, ...args }, as(token));
+    door.run("Mutation.decideReview", { reviewCode, ...withApprovalNote(args) }, as(token));
   const comment = (reviewCode: string, args: Record<string, unknown>, token: string | null = rv) =>
     door.run("Mutation.commentOnReview", { reviewCode, ...args }, as(token));
   const suspend = (

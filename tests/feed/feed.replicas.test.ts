@@ -130,7 +130,11 @@ describe("across replicas, through Redis", () => {
     const steps: [string, string, unknown][] = [
       ["POST", `/api/v1/reviews/${r}/assign`, {}],
       ["POST", `/api/v1/reviews/${r}/comments`, { note: "checking" }],
-      ["POST", `/api/v1/reviews/${r}/decision`, { decision: "APPROVE", trustTier: "VERIFIED" }],
+      [
+        "POST",
+        `/api/v1/reviews/${r}/decision`,
+        { decision: "APPROVE", trustTier: "VERIFIED", note: "approved in tests" },
+      ],
     ];
     for (const [method, path, body] of steps) {
       const answer = await request(b, method, path, { token: reviewer, body });
@@ -180,7 +184,7 @@ describe("across replicas, through Redis", () => {
     const probe = await intakeOn(b);
     await request(b, "POST", `/api/v1/reviews/${probe.reviewCode}/decision`, {
       token: reviewer,
-      body: { decision: "APPROVE" },
+      body: { decision: "APPROVE", note: "approved in tests" },
     });
     const stream = await subscribe(a, {});
     await untilLive(stream, { providerCode: probe.providerCode, token: probe.accessToken });
@@ -192,7 +196,7 @@ describe("across replicas, through Redis", () => {
     for (const p of [hidden, listed]) {
       await request(b, "POST", `/api/v1/reviews/${p.reviewCode}/decision`, {
         token: reviewer,
-        body: { decision: "APPROVE" },
+        body: { decision: "APPROVE", note: "approved in tests" },
       });
     }
     for (const p of [hidden, pending, listed]) {

@@ -73,7 +73,11 @@ describe("events of committed writes", () => {
     const reviewCode = created.body.reviewCode as string;
     await call("POST", `/api/v1/reviews/${reviewCode}/assign`, { app, token: rv });
     await call("POST", `/api/v1/reviews/${reviewCode}/comments`, { app, token: rv, body: { note: "looks fine" } });
-    await call("POST", `/api/v1/reviews/${reviewCode}/decision`, { app, token: rv, body: { decision: "APPROVE" } });
+    await call("POST", `/api/v1/reviews/${reviewCode}/decision`, {
+      app,
+      token: rv,
+      body: { decision: "APPROVE", note: "approved in tests" },
+    });
     await call("PATCH", `/api/v1/providers/${code}`, { app, token, body: { summary: "Announces itself twice" } });
     await lifecycle(code, { state: "DEPRECATED", message: "moving on" }, token);
 

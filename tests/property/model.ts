@@ -254,6 +254,9 @@ export function expectDecision(
   if (!row.from.includes(review.status)) {
     return refused(409, `${input.decision} of a ${review.status} review`, review.status);
   }
+  // No agent of this model has a verified domain: approving one takes a note (src/trust).
+  if (input.decision === "APPROVE" && !input.note?.trim())
+    return refused(400, "APPROVE of an unverified endpoint without a note");
   const actor = reviewerActor(subject);
   const stage = row.stage[review.kind];
   const suspends = stage === "SUSPENDED" ? suspension(p, actor) : null;

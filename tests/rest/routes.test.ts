@@ -32,6 +32,9 @@ const ALLOWED = [
   "GET /api/v1/providers/:providerCode/versions/:from/diff/:to",
   // Lifecycle (#8, part B). The change feed is a GraphQL subscription only: no route.
   "POST /api/v1/providers/:providerCode/lifecycle",
+  // Verified publisher domains.
+  "POST /api/v1/providers/:providerCode/domains",
+  "POST /api/v1/providers/:providerCode/domains/:domain/check",
 ].sort();
 
 describe("the REST allow-list", () => {

@@ -475,6 +475,7 @@ const TAGS: Record<string, string> = {
   interop: "A2A agent cards and MCP server.json, out and in",
   tokens: "An agent's access tokens",
   moderation: "Reviewers suspend and reinstate approved agents",
+  trust: "An agent's verified publisher domains: a challenge, then a check of its proof",
   reviews: "The review queue and its workflow",
 };
 

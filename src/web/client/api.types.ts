@@ -233,6 +233,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/providers/{providerCode}/domains": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Ask for a challenge to prove control of a domain
+     * @description Asks for a challenge to prove control of a domain: the endpoint's host or a parent of it. Asking again for a pending domain replaces its token and expiry; a verified domain keeps its token. The owner only.
+     */
+    post: operations["requestDomainChallenge"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/providers/{providerCode}/domains/{domain}/check": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Check the proof of a domain
+     * @description Checks the proof of a domain asked for: the well-known file first, then the TXT record. A failed check answers verified false and why. The owner only.
+     */
+    post: operations["checkDomain"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/providers/{providerCode}/suspend": {
     parameters: {
       query?: never;
@@ -368,7 +408,7 @@ export interface paths {
     put?: never;
     /**
      * Approve, reject or request changes
-     * @description Approves (optionally setting the trust tier), rejects or requests changes. A note is required to reject or request changes. Reviewers only.
+     * @description Approves (optionally setting the trust tier), rejects or requests changes. A note is required to reject or request changes, and to approve an agent whose endpoint's domain is not verified. Reviewers only.
      */
     post: operations["decideReview"];
     delete?: never;
@@ -497,6 +537,8 @@ export interface components {
       lifecycleMessage: string | null;
       /** @description The providerCode of the agent to use instead, when its owner named one; null while ACTIVE */
       successorCode: string | null;
+      /** @description Whether the endpoint's domain is verified: one of the provider's verified domains covers its host */
+      publisherVerified: boolean;
     };
     EndpointSummary: {
       protocol: components["schemas"]["EndpointProtocol"];
@@ -620,6 +662,10 @@ export interface components {
       successorCode: string | null;
       /** @description The codes of the providers (that the caller may see) naming this one as their successor */
       predecessors: string[];
+      /** @description Domains whose control the owner proved (the endpoint's host or a parent of it) */
+      verifiedDomains: components["schemas"]["VerifiedDomain"][];
+      /** @description Of an agent imported from an A2A card: whether the card's signature verified; null otherwise */
+      cardSignature: components["schemas"]["CardSignature"] | null;
     };
     Capability: {
       key: string;
@@ -722,7 +768,40 @@ export interface components {
       | "PRIORITY_CHANGED"
       | "DEPRECATED"
       | "RETIRED"
-      | "REACTIVATED";
+      | "REACTIVATED"
+      | "DOMAIN_VERIFIED"
+      | "DOMAIN_VERIFICATION_LOST"
+      | "DOMAIN_REMOVED";
+    /** @description A domain whose control the provider's owner proved; re-checked on a schedule. */
+    VerifiedDomain: {
+      domain: string;
+      method: components["schemas"]["DomainMethod"];
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      verifiedAt: string;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      lastCheckedAt: string;
+    };
+    /**
+     * @description How control of a domain was proved: HTTP (the well-known file) or DNS (the TXT record)
+     * @enum {string}
+     */
+    DomainMethod: "HTTP" | "DNS";
+    /** @description The signature check of the A2A agent card the provider was imported from. */
+    CardSignature: {
+      status: components["schemas"]["CardSignatureStatus"];
+      /** @description The verified domain whose JWKS holds the key; null for a key of the registry's trust list */
+      domain: string | null;
+      /** @description The key's id (JWS `kid`); null when unsigned */
+      kid: string | null;
+    };
+    /** @enum {string} */
+    CardSignatureStatus: "VERIFIED" | "UNTRUSTED_KEY" | "UNSIGNED";
     /** @description Members of the endpoint to change: an absent member keeps its value, null clears it */
     EndpointPatchInput: {
       url?: string | null;
@@ -851,6 +930,8 @@ export interface components {
       defaultInputModes: string[];
       defaultOutputModes: string[];
       skills: components["schemas"]["AgentCardSkill"][];
+      /** @description The registry's signatures, one per signing key (ES256, EdDSA), when the agent is APPROVED; empty otherwise. They sign the whole card: select every field to verify it, or read the REST card. */
+      signatures: components["schemas"]["AgentCardSignature"][];
     };
     /** @description A2A `AgentInterface`: where and how the agent is reached. */
     AgentCardInterface: {
@@ -894,6 +975,13 @@ export interface components {
       inputModes: string[];
       outputModes: string[];
     };
+    /** @description A2A `AgentCardSignature`: a detached JWS (RFC 7515, flattened JSON serialization without `payload`) over the card without `signatures`, its default values removed, canonicalized by RFC 8785 (A2A §8.4). The key is in /.well-known/jwks.json under the protected header's `kid`. The registry sets no unprotected `header`. */
+    AgentCardSignature: {
+      /** @description The base64url-encoded protected header: `{"alg":"ES256"|"EdDSA","typ":"JOSE","kid":…}` */
+      protected: string;
+      /** @description The base64url-encoded signature */
+      signature: string;
+    };
     /** @enum {string} */
     ImportFormat: "a2a" | "mcp";
     /** @description The intake's answer, and where the document's fields went. */
@@ -920,6 +1008,49 @@ export interface components {
       /** @description The new token in plaintext, shown this once only */
       accessToken: string;
       token: components["schemas"]["AccessToken"];
+    };
+    /** @description A challenge to prove control of a domain: publish either proof, then ask for a check before it expires. Answered to the owner only. */
+    DomainChallenge: {
+      domain: string;
+      token: string;
+      http: components["schemas"]["DomainHttpProof"];
+      dns: components["schemas"]["DomainDnsProof"];
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      expiresAt: string;
+      /** @description Whether the domain is already verified */
+      verified: boolean;
+    };
+    /** @description Serve `body` as the whole content of `url` (text/plain, HTTP 200). */
+    DomainHttpProof: {
+      url: string;
+      body: string;
+    };
+    /** @description Publish a TXT record named `name` whose value is `value`. */
+    DomainDnsProof: {
+      name: string;
+      value: string;
+    };
+    /** @description The outcome of a check. A failed check is an answer too: verified false, and why. */
+    DomainCheck: {
+      domain: string;
+      /** @description Whether the domain is verified after this check */
+      verified: boolean;
+      method: components["schemas"]["DomainMethod"] | null;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      verifiedAt: string | null;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      lastCheckedAt: string | null;
+      /** @description Why this check found no proof; null when it did */
+      reason: string | null;
     };
     /** @enum {string} */
     ReviewStatus: "OPEN" | "IN_PROGRESS" | "CHANGES_REQUESTED" | "APPROVED" | "REJECTED" | "WITHDRAWN";
@@ -956,6 +1087,8 @@ export interface components {
        * @description An ISO-8601 instant in UTC
        */
       decidedAt: string | null;
+      /** @description Whether the provider's endpoint host is covered by one of its verified domains */
+      endpointVerified: boolean;
     };
     /** @enum {string} */
     ReviewKind: "INTAKE" | "UPDATE";
@@ -1792,6 +1925,78 @@ export interface operations {
       500: components["responses"]["INTERNAL"];
     };
   };
+  requestDomainChallenge: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        providerCode: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description e.g. example.com for an endpoint at api.example.com */
+          domain: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Ask for a challenge to prove control of a domain */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DomainChallenge"];
+        };
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      404: components["responses"]["NOT_FOUND"];
+      413: components["responses"]["PAYLOAD_TOO_LARGE"];
+      415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  checkDomain: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        providerCode: string;
+        domain: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description Check the proof of a domain */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DomainCheck"];
+        };
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      404: components["responses"]["NOT_FOUND"];
+      413: components["responses"]["PAYLOAD_TOO_LARGE"];
+      415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
   suspendProvider: {
     parameters: {
       query?: never;
@@ -1925,6 +2130,8 @@ export interface operations {
         providerCode?: string;
         /** @description Words of the review code, provider code or provider name */
         search?: string;
+        /** @description true: only providers whose endpoint's domain is verified; false: only those whose is not */
+        endpointVerified?: boolean;
         /** @description Only reviews updated at or after this instant (e.g. 2026-11-21T12:00:00Z) */
         updatedSince?: string;
         /** @description Page size, 1–100 (default 20) */

@@ -166,6 +166,10 @@ function card(item: ProviderSummary): HTMLElement {
         badge(humanize(item.agentType), "neutral", "Agent type"),
         badge(humanize(item.endpoint.protocol), "neutral", "Protocol"),
         tierBadge(item.trustTier),
+        // In words, not only colour, as on the profile; the summary carries the flag (no extra request).
+        item.publisherVerified
+          ? badge("Verified publisher", "good", "The endpoint's domain is verified as the publisher's")
+          : null,
         lifecycleBadge(item),
         item.reviewStage !== "APPROVED" ? stageBadge(item.reviewStage) : null,
         item.visibility !== "PUBLIC" ? badge(humanize(item.visibility), "warn", "Visibility") : null,

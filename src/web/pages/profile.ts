@@ -156,6 +156,10 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
       stageBadge(p.reviewStage),
       p.visibility !== "PUBLIC" ? badge(humanize(p.visibility), "warn", "Visibility") : null,
       badge(`Version ${p.version}`, "neutral", "Profile version"),
+      // The domains whose control the owner proved (src/trust): named, not only coloured.
+      ...p.verifiedDomains.map((d) =>
+        badge(`Verified domain: ${d.domain}`, "good", `Proved by ${d.method}, last checked ${d.lastCheckedAt}`),
+      ),
     ),
     asReviewer
       ? h("p", { class: "hint" }, "You are signed in as a reviewer: contact, tokens and notes are shown.")

@@ -119,6 +119,14 @@ function dashboard(token: string): void {
 
   const statusFilter = h("select", { name: "status" }, options(ACTIVE_STATUSES, null, "Any active status"));
   const priorityFilter = h("select", { name: "priority" }, options(PRIORITIES, null, "Any priority"));
+  // The queue's endpointVerified argument: "true", "false", or "" for either.
+  const verifiedFilter = h(
+    "select",
+    { name: "endpointVerified" },
+    h("option", { value: "" }, "Any domain"),
+    h("option", { value: "true" }, "Verified domain"),
+    h("option", { value: "false" }, "Domain not verified"),
+  );
   const assignedFilter = h("input", {
     type: "text",
     name: "assignedTo",
@@ -161,6 +169,7 @@ function dashboard(token: string): void {
       { class: "filter-grid" },
       field("Status", statusFilter),
       field("Priority", priorityFilter),
+      field("Endpoint domain", verifiedFilter),
       field("Assigned to", assignedFilter),
       field("Agent code", providerFilter),
       field("Sort", sortSelect),
@@ -202,6 +211,7 @@ function dashboard(token: string): void {
     return {
       status: statusFilter.value,
       priority: priorityFilter.value,
+      endpointVerified: verifiedFilter.value,
       assignedTo: assignedFilter.value.trim(),
       providerCode: providerFilter.value.trim(),
       search: searchFilter.value.trim(),
@@ -394,6 +404,10 @@ function dashboard(token: string): void {
             review.priority === "URGENT" ? "bad" : review.priority === "HIGH" ? "warn" : "neutral",
             "Priority",
           ),
+          // Words, not only a colour: whether the endpoint's domain is proved to be the owner's.
+          review.endpointVerified
+            ? badge("Verified domain", "good", "The endpoint's domain is verified")
+            : badge("Domain not verified", "warn", "Approving needs a note"),
         ),
         h(
           "p",
@@ -440,7 +454,7 @@ function dashboard(token: string): void {
           field(
             "Note",
             note,
-            "Required to comment, request changes or reject. Shown to the agent's owner and to reviewers.",
+            "Required to comment, request changes or reject, and to approve an agent whose endpoint's domain is not verified. Shown to the agent's owner and to reviewers.",
           ),
           h(
             "div",
@@ -491,7 +505,9 @@ function dashboard(token: string): void {
 
   const typed = debounce(restart, 300);
   for (const input of [searchFilter, assignedFilter, providerFilter]) input.addEventListener("input", typed);
-  for (const select of [statusFilter, priorityFilter, sortSelect]) select.addEventListener("change", restart);
+  for (const select of [statusFilter, priorityFilter, verifiedFilter, sortSelect]) {
+    select.addEventListener("change", restart);
+  }
   more.addEventListener("click", () => void load(true));
   restart();
 }
