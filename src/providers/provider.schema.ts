@@ -129,7 +129,7 @@ builder.queryFields((t) => ({
   }),
 }));
 
-const NO_RELATIONS: Relations = Object.freeze({ tokens: false, events: false });
+const NO_RELATIONS: Relations = Object.freeze({ tokens: false, events: false, domains: false });
 
 /**
  * The profile the caller may see, or NOT_FOUND: the look-up of `provider` and of a provider's Node ID.
@@ -140,7 +140,7 @@ async function visibleProvider(ctx: Context, providerCode: string, asked: Relati
   const provider = await readProvider(ctx.db, providerCode, {
     tokens: ctx.viewer.kind !== "anonymous" && asked.tokens,
     events: asked.events,
-    domains: Boolean(asked.domains),
+    domains: asked.domains,
   });
   assertVisible(ctx.viewer, provider, providerCode);
   return provider;

@@ -109,12 +109,12 @@ function predecessorsJson(dialect: Dialect): Prisma.Sql {
 }
 
 /** The relations a profile read loads with the row. */
-export type Relations = { tokens: boolean; events: boolean; domains?: boolean };
+export type Relations = { tokens: boolean; events: boolean; domains: boolean };
 
 /** The detail's statement but its condition, built once per dialect and relations asked. */
 const detailSelects = new Map<string, Prisma.Sql>();
 function detailSelect(dialect: Dialect, relations: Relations): Prisma.Sql {
-  const key = `${dialect} ${relations.tokens} ${relations.events} ${Boolean(relations.domains)}`;
+  const key = `${dialect} ${relations.tokens} ${relations.events} ${relations.domains}`;
   let select = detailSelects.get(key);
   if (!select) {
     const tokens = relations.tokens ? relatedJson(dialect, "access_tokens", TOKEN) : Prisma.sql`NULL`;

@@ -88,16 +88,16 @@ export interface IntakeResult {
   tokenId: string;
 }
 
-/**
- * Registers a provider: profile version 1, an OPEN intake review, the first access token. `within`
- * runs last inside the same transaction (the Idempotency-Key's record): if it throws, nothing is kept.
- */
 /** What an intake records beside the profile: the signature check of the card it was imported from. */
 export interface IntakeRecords {
   cardSignature?: object;
   signedCard?: object;
 }
 
+/**
+ * Registers a provider: profile version 1, an OPEN intake review, the first access token. `within`
+ * runs last inside the same transaction (the Idempotency-Key's record): if it throws, nothing is kept.
+ */
 export async function intakeProvider(
   db: Db,
   intake: Intake,

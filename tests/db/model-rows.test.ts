@@ -124,7 +124,8 @@ describe("raw reads equal Prisma's", () => {
       expect(predecessorRows).toEqual(predecessors);
     }
     expect(
-      (await readProvider(db, successor.providerCode, { tokens: true, events: true }))?.predecessorRows.length,
+      (await readProvider(db, successor.providerCode, { tokens: true, events: true, domains: true }))?.predecessorRows
+        .length,
     ).toBe(samples.filter((s) => s.deprecated).length);
 
     const ids = (await db.provider.findMany({ where: { providerCode: { in: codes } }, select: { id: true } })).map(
@@ -143,9 +144,11 @@ describe("raw reads equal Prisma's", () => {
 
   test("a profile read without its relations answers them empty, the row unchanged", async () => {
     const created = await intake({ policy: null, description: null });
-    const raw = await readProvider(db, created.providerCode, { tokens: false, events: false });
+    const raw = await readProvider(db, created.providerCode, { tokens: false, events: false, domains: false });
     const orm = await db.provider.findUniqueOrThrow({ where: { providerCode: created.providerCode } });
     expect(raw).toEqual({ ...orm, tokens: [], events: [], domains: [], predecessorRows: [] });
-    expect(await readProvider(db, `${created.providerCode}-none`, { tokens: true, events: true })).toBeNull();
+    expect(
+      await readProvider(db, `${created.providerCode}-none`, { tokens: true, events: true, domains: true }),
+    ).toBeNull();
   });
 });

@@ -79,7 +79,7 @@ function walks(plan: string[]): string[] {
 
 test("the detail (with tokens, timeline and predecessors) searches indexes only", async () => {
   counting.reset();
-  await readProvider(counting.db, "any-code", { tokens: true, events: true });
+  await readProvider(counting.db, "any-code", { tokens: true, events: true, domains: true });
   const [sql] = counting.statements;
   expect(counting.statements).toHaveLength(1);
   const plan = planOf(sql as string);
