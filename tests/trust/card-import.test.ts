@@ -8,9 +8,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import canonicalize from "canonicalize";
 import { exportJWK, FlattenedSign, generateKeyPair, type JWK } from "jose";
 import { type App, appWith, call, expectProblem, gql, reviewerToken, uniqueCode } from "../helpers.ts";
+import { signedPayload } from "./a2a.payload.ts";
 
 /** Files served by the publisher's web server, by path; and how often each path was asked for. */
 const files = new Map<string, string>();
@@ -30,24 +30,9 @@ async function signer(kid: string): Promise<Signer> {
   return { kid, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: "ES256", use: "sig" } };
 }
 
-/** §8.4.1: default values removed: empty lists and objects, recursively. */
-function removeDefaults(value: unknown): unknown {
-  if (Array.isArray(value)) {
-    const kept = value.map(removeDefaults).filter((v) => v !== undefined);
-    return kept.length > 0 ? kept : undefined;
-  }
-  if (typeof value === "object" && value !== null) {
-    const kept = Object.entries(value)
-      .map(([k, v]) => [k, removeDefaults(v)])
-      .filter(([, v]) => v !== undefined);
-    return kept.length > 0 ? Object.fromEntries(kept) : undefined;
-  }
-  return value;
-}
-
 /** The card with a signature by `key` (A2A §8.4.2: detached JWS over the canonical card). */
 async function signed(card: Record<string, unknown>, key: Signer, header: Record<string, unknown> = {}) {
-  const payload = new TextEncoder().encode(canonicalize(removeDefaults(card)) as string);
+  const payload = new TextEncoder().encode(signedPayload(card));
   const jws = await new FlattenedSign(payload)
     .setProtectedHeader({ alg: "ES256", typ: "JOSE", kid: key.kid, ...header })
     .sign(key.privateKey);

@@ -11,11 +11,11 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, jest, test } from "@jest/globals";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import canonicalize from "canonicalize";
 import { calculateJwkThumbprint, exportJWK, flattenedVerify, generateKeyPair, importJWK, type JWK } from "jose";
 import { verifyCardSignatures } from "../../src/trust/card.signature.ts";
 import { rotateKeyFile } from "../../src/trust/signing.rotate.ts";
 import { type App, approve, appWith, call, gql, intake, PRODUCTION } from "../helpers.ts";
+import { signedPayload } from "./a2a.payload.ts";
 
 const run = promisify(execFile);
 const folder = mkdtempSync(join(tmpdir(), "agent-registry-signing-"));
@@ -42,28 +42,13 @@ async function approvedCard(app: App, overrides: Record<string, unknown> = {}) {
 
 // ── A consumer's verification, from A2A §8.4.3, with jose and canonicalize only ─────────────────
 
-/** §8.4.1: default values removed: empty lists and objects (recursively); `false` is kept. */
-function removeDefaults(value: unknown): unknown {
-  if (Array.isArray(value)) {
-    const kept = value.map(removeDefaults).filter((v) => v !== undefined);
-    return kept.length > 0 ? kept : undefined;
-  }
-  if (typeof value === "object" && value !== null) {
-    const kept = Object.entries(value)
-      .map(([k, v]) => [k, removeDefaults(v)])
-      .filter(([, v]) => v !== undefined);
-    return kept.length > 0 ? Object.fromEntries(kept) : undefined;
-  }
-  return value;
-}
-
 /**
  * §8.4.3: strip `signatures`, remove defaults, JCS, then verify each signature with the key its
  * `kid` names in the JWKS. Answers the protected header of each; throws if one does not verify.
  */
 async function consumerVerify(signedCard: any, jwks: { keys: JWK[] }) {
   const { signatures, ...content } = signedCard;
-  const payload = Buffer.from(canonicalize(removeDefaults(content)) as string).toString("base64url");
+  const payload = Buffer.from(signedPayload(content)).toString("base64url");
   const headers: { alg?: string; typ?: string; kid?: string }[] = [];
   for (const sig of signatures as { protected: string; signature: string }[]) {
     const header = JSON.parse(Buffer.from(sig.protected, "base64url").toString());
