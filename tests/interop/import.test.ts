@@ -417,10 +417,20 @@ describe("the service never fetches what a document points at", () => {
       securitySchemes: {
         bearer: { oauth2SecurityScheme: { flows: {}, oauth2MetadataUrl: "https://evil.example/.well-known" } },
       },
-      signatures: [{ protected: "e30", signature: "x", header: { jku: "https://evil.example/jwks" } }],
+      // A signature by a key the registry does not know, pointing at where to fetch it: never fetched.
+      signatures: [
+        {
+          protected: Buffer.from(
+            JSON.stringify({ alg: "ES256", kid: "unknown", jku: "https://evil.example/jwks" }),
+          ).toString("base64url"),
+          signature: "x",
+          header: { jku: "https://evil.example/jwks" },
+        },
+      ],
     };
     const answer = await importDoc({ format: "a2a", document: card, contactEmail: "w@example.com" });
     expect(answer.status).toBe(201);
+    expect(answer.body.provider.cardSignature).toEqual({ status: "UNTRUSTED_KEY", domain: null, kid: "unknown" });
     expect(answer.body.provider.endpoint.authScheme).toBe("OAUTH2");
     const mcp = await importDoc({ format: "mcp", document: serverJson(), contactEmail: "w@example.com" });
     expect(mcp.status).toBe(201);
