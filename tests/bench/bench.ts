@@ -2,7 +2,7 @@
  * The benchmark: the service's reads and writes side by side with the bare limit of one
  * Node process on the same database, in one run, interleaved.
  *
- *   npm run bench -- [--sizes 1000,100000,1000000] [--ops detail,list,search,patch,intake,queue]
+ *   npm run bench -- [--sizes 1000,100000,1000000] [--ops detail,list,search,card,patch,intake,queue]
  *                    [--targets bare,rest,graphql,rest-nocache,graphql-nocache]
  *                    [--duration 3] [--warmup 1] [--first-warmup 5] [--runs 3] [--rate 100] [--connections 32]
  *                    [--cpu-prof]
@@ -54,7 +54,7 @@ const JWT_SECRET = "bench-reviewer-secret-0123456789-0123456789";
 
 const TARGETS = ["bare", "rest", "graphql", "rest-nocache", "graphql-nocache"] as const;
 type TargetName = (typeof TARGETS)[number];
-const OPS = ["detail", "list", "search", "patch", "intake", "queue"] as const;
+const OPS = ["detail", "list", "search", "card", "patch", "intake", "queue"] as const;
 type OpName = (typeof OPS)[number];
 
 /** Which operations each target serves: the bare baseline reads only; the cache does not apply to writes or the (authenticated) queue. */
@@ -62,8 +62,8 @@ const SERVES: Record<TargetName, readonly OpName[]> = {
   bare: ["detail", "list", "search"],
   rest: OPS,
   graphql: OPS,
-  "rest-nocache": ["detail", "list", "search"],
-  "graphql-nocache": ["detail", "list", "search"],
+  "rest-nocache": ["detail", "list", "search", "card"],
+  "graphql-nocache": ["detail", "list", "search", "card"],
 };
 
 interface Options {
@@ -336,6 +336,18 @@ function requestOf(target: TargetName, op: OpName, f: Fixture): Request {
       return rest
         ? { method: "GET", path: `/api/v1/providers/${f.code}` }
         : graphql(`query ($c: String!) { provider(providerCode: $c) { ${PROFILE_FIELDS} } }`, { c: f.code });
+    case "card":
+      // The signed A2A card of an approved agent: signed once when it changes, not per read.
+      return rest
+        ? { method: "GET", path: `/api/v1/providers/${f.code}/agent-card.json` }
+        : graphql(
+            `query ($c: String!) { agentCard(providerCode: $c) { name description version documentationUrl
+              supportedInterfaces { url protocolBinding protocolVersion } provider { organization url }
+              capabilities { streaming pushNotifications extensions } securitySchemes securityRequirements { schemes }
+              defaultInputModes defaultOutputModes skills { id name description tags examples inputModes outputModes }
+              signatures { protected signature } } }`,
+            { c: f.code },
+          );
     case "list":
       return rest
         ? {
@@ -652,6 +664,8 @@ async function main() {
         RATE_LIMITS: "off",
         LOG_LEVEL: "info",
         REDIS_URL: "",
+        // The registry signs approved agents' cards only under its own origin in production.
+        PUBLIC_URL: "https://registry.example.com",
       };
       const wanted = new Set(options.targets);
       if (wanted.has("bare")) {
