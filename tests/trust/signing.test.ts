@@ -152,6 +152,20 @@ describe("an approved agent's card is signed with the keys of /.well-known/jwks.
     expect((await card(app, p.providerCode)).body.signatures).toHaveLength(2);
   });
 
+  test("in production the registry signs only under PUBLIC_URL, never an origin the request's Host chose", async () => {
+    const p = await intake();
+    await approve(p.providerCode);
+    const production = { ...PRODUCTION, SIGNING_KEYS: "", SIGNING_KEYS_FILE: keyFile("production") };
+    const hostChosen = await card(appWith(production), p.providerCode);
+    expect(hostChosen.status).toBe(200);
+    expect(hostChosen.body.signatures).toEqual([]);
+    const configured = appWith({ ...production, PUBLIC_URL: "https://registry.example.com" });
+    const own = await card(configured, p.providerCode);
+    expect(own.body.documentationUrl).toBe(`https://registry.example.com/providers/${p.providerCode}`);
+    expect(own.body.signatures).toHaveLength(2);
+    await consumerVerify(own.body, await jwksOf(configured));
+  });
+
   test("GraphQL agentCard carries the same signatures, and none for an agent under review", async () => {
     const { providerCode, card: signed } = await approvedCard(app);
     const waiting = await intake();
