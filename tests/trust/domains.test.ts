@@ -242,6 +242,23 @@ describe("a check", () => {
     });
   });
 
+  test("a conditional GET of the profile from before the verification answers 200 with the badge, not 304", async () => {
+    const created = await agent();
+    const before = await profile(created.providerCode);
+    const etag = before.headers.get("etag") as string;
+    expect(etag).toBeTruthy();
+    const asked = await challenge(created.providerCode, created.accessToken, "example.test");
+    files.set(`/.well-known/agent-registry/${created.providerCode}.txt`, asked.body.token);
+    expect((await check(created.providerCode, created.accessToken)).body.verified).toBe(true);
+    const after = await call("GET", `/api/v1/providers/${created.providerCode}`, {
+      app,
+      headers: { "if-none-match": etag },
+    });
+    expect(after.status).toBe(200);
+    expect(after.body.verifiedDomains).toHaveLength(1);
+    expect(after.body.version).toBe(before.body.version);
+  });
+
   test("the wrong token: 200, verified false, a reason in plain words; nothing on the profile", async () => {
     const created = await agent();
     await challenge(created.providerCode, created.accessToken, "example.test");
