@@ -14,6 +14,7 @@ import { openDb } from "../../src/db/client.ts";
 import { createOutbound, type Outbound } from "../../src/outbound/outbound.ts";
 import { summariesByIds } from "../../src/providers/provider.store.ts";
 import { recheckDue } from "../../src/trust/domain.recheck.ts";
+import { FEED_QUERY, readSse } from "../feed/sse.ts";
 import {
   type App,
   activeReviewCode,
@@ -257,6 +258,27 @@ describe("a check", () => {
     expect(after.status).toBe(200);
     expect(after.body.verifiedDomains).toHaveLength(1);
     expect(after.body.version).toBe(before.body.version);
+  });
+
+  test("the change feed announces a verification to its subscribers", async () => {
+    const created = await agent();
+    const abort = new AbortController();
+    const response = await app.fetch("http://registry.test/graphql", {
+      method: "POST",
+      headers: { accept: "text/event-stream", "content-type": "application/json", authorization: `Bearer ${rv}` },
+      body: JSON.stringify({ query: FEED_QUERY, variables: { providerCode: created.providerCode } }),
+      signal: abort.signal,
+    });
+    const stream = readSse(response, abort);
+    try {
+      const asked = await challenge(created.providerCode, created.accessToken, "example.test");
+      files.set(`/.well-known/agent-registry/${created.providerCode}.txt`, asked.body.token);
+      expect((await check(created.providerCode, created.accessToken)).body.verified).toBe(true);
+      const event = await stream.next(5000);
+      expect(event.data.feed).toMatchObject({ kind: "PROVIDER_UPDATED", providerCode: created.providerCode });
+    } finally {
+      await stream.close();
+    }
   });
 
   test("the wrong token: 200, verified false, a reason in plain words; nothing on the profile", async () => {
