@@ -561,6 +561,40 @@ describe("verified publishers", () => {
     await screenshot(page, "directory-verified-publisher");
     await done(visitor);
   });
+
+  test("the profile names its verified domain, and the signature check of the card it was imported from", async () => {
+    const endpoint = { url: "https://api.example.test/a2a", protocol: "A2A", authScheme: "BEARER" };
+    const verified = await intake({ endpoint });
+    await verifyDomain(verified);
+    const imported = await call("POST", "/api/v1/providers/import", {
+      body: {
+        format: "a2a",
+        contactEmail: "owner@example.test",
+        document: {
+          name: `Imported ${uniqueCode("n")}`,
+          description: "Imported from its card",
+          supportedInterfaces: [{ url: endpoint.url, protocolBinding: "JSONRPC", protocolVersion: "1.0" }],
+          version: "1.0.0",
+          capabilities: {},
+          defaultInputModes: ["text/plain"],
+          defaultOutputModes: ["text/plain"],
+          skills: [],
+        },
+      },
+    });
+    expect(imported.status).toBe(201);
+    const visitor = await open();
+    const page = visitor.page;
+    await page.goto(`/providers/${verified.providerCode}`);
+    const domain = page.locator(".badge", { hasText: "Verified domain: example.test" });
+    await domain.waitFor(WAIT);
+    expect(await domain.getAttribute("class")).toBe("badge badge-good");
+    await screenshot(page, "profile-verified-domain");
+    await page.goto(`/providers/${imported.body.providerCode}`);
+    await page.locator(".badge", { hasText: "Unsigned card" }).waitFor(WAIT);
+    expect(await page.locator(".badge", { hasText: "Verified domain" }).count()).toBe(0);
+    await done(visitor);
+  });
 });
 
 describe("lifecycle", () => {

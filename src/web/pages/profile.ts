@@ -110,6 +110,21 @@ function actor(value: string): string {
 
 // ---------------------------------------------------------------- the profile
 
+function cardSignatureBadge(c: NonNullable<Provider["cardSignature"]>): HTMLElement {
+  if (c.status === "VERIFIED") {
+    const by = c.domain ? `a key of ${c.domain}` : "a key the registry trusts";
+    return badge("Signed card verified", "good", `The imported agent card's signature verified with ${by} (${c.kid})`);
+  }
+  if (c.status === "UNTRUSTED_KEY") {
+    return badge(
+      "Signed card, key not trusted",
+      "warn",
+      `Signed with key ${c.kid}, which no verified domain publishes`,
+    );
+  }
+  return badge("Unsigned card", "neutral", "The imported agent card carried no signature");
+}
+
 function render(p: Provider, asReviewer: boolean): HTMLElement[] {
   setTitle(p.name);
   // Shown to reviewers and the owner only: null (or absent) for everyone else.
@@ -160,6 +175,8 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
       ...p.verifiedDomains.map((d) =>
         badge(`Verified domain: ${d.domain}`, "good", `Proved by ${d.method}, last checked ${d.lastCheckedAt}`),
       ),
+      // Of an agent imported from an A2A card: whether the card's signature was made with a trusted key.
+      p.cardSignature ? cardSignatureBadge(p.cardSignature) : null,
     ),
     asReviewer
       ? h("p", { class: "hint" }, "You are signed in as a reviewer: contact, tokens and notes are shown.")
