@@ -65,6 +65,30 @@ describe("hits", () => {
     expect(counting.statements).toHaveLength(0);
   });
 
+  test("an approved agent's signed card is a hit; a write to the agent makes and signs it anew", async () => {
+    const agent = await intake();
+    await approve(agent.providerCode);
+    const path = `/api/v1/providers/${agent.providerCode}/agent-card.json`;
+    const first = await call("GET", path, { app: counted });
+    expect(first.body.signatures).toHaveLength(2);
+    counting.reset();
+    const second = await call("GET", path, { app: counted });
+    expect(second.headers.get("x-cache")).toBe("HIT");
+    expect(counting.statements).toHaveLength(0);
+    expect(second.text).toBe(first.text);
+    const patched = await call("PATCH", `/api/v1/providers/${agent.providerCode}`, {
+      app: counted,
+      token: agent.accessToken,
+      body: { summary: "Changed, so the card is signed anew" },
+    });
+    expect(patched.status).toBe(200);
+    const after = await call("GET", path, { app: counted });
+    expect(after.headers.get("x-cache")).toBeNull();
+    expect(after.body.version).not.toBe(first.body.version);
+    expect(after.body.signatures).not.toEqual(first.body.signatures);
+    expect(after.text).toBe((await call("GET", path, { app: plain })).text);
+  });
+
   test("what is not a public read by an anonymous caller is never served from the cache", async () => {
     const agent = await intake();
     const reviewer = await reviewerToken("cache-test");

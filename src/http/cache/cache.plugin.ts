@@ -18,7 +18,7 @@ import { Generation } from "./generation.ts";
 import { cacheablePath, type Entry, EntryStore, keyOf, type StoreOptions } from "./store.ts";
 
 /** The root fields whose anonymous answers may be shared: public reads only. */
-const CACHEABLE_FIELDS = new Set(["providers", "provider", "providerVersions", "providerVersion"]);
+const CACHEABLE_FIELDS = new Set(["providers", "provider", "providerVersions", "providerVersion", "agentCard"]);
 /** Headers that belong to one answer, not to the resource. */
 const UNSHARED_HEADERS = new Set(["x-request-id", "connection", "date", "content-length", "keep-alive", "x-cache"]);
 
