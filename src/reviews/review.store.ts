@@ -6,7 +6,7 @@
  */
 import { MAX_SUBJECT } from "../auth/reviewer.jwt.ts";
 import { assignments, type Db, type Dialect, dialectIn, type Queryable, queryRows } from "../db/client.ts";
-import { columnList, columnsOf, rowReader } from "../db/model.ts";
+import { columnList, columnsOf, pickColumns, rowReader } from "../db/model.ts";
 import { badInput, conflict, notFound } from "../errors.ts";
 import { type FeedNote, noteFeed, notesOfMove } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";
@@ -333,6 +333,8 @@ const REVIEWS_TABLE: SqlTable = {
 
 const REVIEW = columnsOf("Review");
 const reviewRow = rowReader<Omit<ReviewRow, "provider">>(REVIEW);
+/** The provider's `publisherVerified`, as the model converts it (0/1 on SQLite). */
+const verifiedOf = rowReader<{ publisherVerified: boolean }>(pickColumns("Provider", ["publisherVerified"]));
 
 /**
  * One page of the queue in one statement: the filters (a Prisma `where`), the search on the index
@@ -372,7 +374,7 @@ export async function queuePage(
     db,
     Prisma.sql`
     SELECT ${Prisma.raw(columnList(REVIEW, "r"))}, p."providerCode" AS "providerCode", p."name" AS "providerName",
-           p."publisherVerified" AS "endpointVerified"
+           p."publisherVerified" AS "publisherVerified"
     FROM (
       SELECT r.* FROM "reviews" AS r
       ${byProvider ? Prisma.sql`JOIN "providers" AS p ON p."id" = r."providerId"` : Prisma.empty}
@@ -385,7 +387,7 @@ export async function queuePage(
   return found.map((f) =>
     Object.assign(reviewRow(f), {
       provider: { providerCode: f.providerCode as string, name: f.providerName as string },
-      endpointVerified: f.endpointVerified === true || Number(f.endpointVerified) === 1,
+      endpointVerified: verifiedOf(f).publisherVerified,
     }),
   );
 }
