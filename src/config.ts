@@ -56,6 +56,8 @@ export interface Config {
    * counter. Replicas of one registry share it; registries sharing a Redis use different ones.
    */
   feedChannel: string;
+  /** The change log (src/events): see `EventsConfig`. */
+  events: EventsConfig;
   /**
    * CORS_ORIGINS: the browser origins allowed to call the API from their pages, comma-separated
    * (`https://app.example.com`), or `*` for any. Unset: CORS is off, no page of another origin may
@@ -72,6 +74,40 @@ export interface Config {
   outbound: OutboundConfig;
   /** Verified publisher domains and signed agent cards (src/trust/): see `TrustConfig`. */
   trust: TrustConfig;
+  /** Webhook deliveries (src/webhooks/): see `WebhooksConfig`. */
+  webhooks: WebhooksConfig;
+}
+
+/** The change log (src/events) and its readers. */
+export interface EventsConfig {
+  /** EVENT_RETENTION_DAYS: events older than this are deleted (90); asking from before them is a 410. */
+  retentionDays: number;
+  /**
+   * FEED_POLL_MS: how often each replica looks at the log's end without being woken (1000): the
+   * longest an event waits for a stream or a webhook when a note between replicas is lost.
+   */
+  pollMs: number;
+}
+
+/**
+ * Webhook deliveries: attempts with exponential backoff and full jitter until the message is
+ * `maxAgeMs` old, each attempt held by one replica under a lease.
+ */
+export interface WebhooksConfig {
+  /** WEBHOOK_MAX_AGE_SECONDS (default 24 hours): no attempt after this; the subscription is then disabled. */
+  maxAgeMs: number;
+  /** WEBHOOK_BACKOFF_BASE_MS: the ceiling of the first retry's delay; it doubles with each attempt. */
+  backoffBaseMs: number;
+  /** WEBHOOK_BACKOFF_MAX_MS: the highest ceiling of a retry's delay (default an hour). */
+  backoffMaxMs: number;
+  /** WEBHOOK_LEASE_MS: how long a claimed attempt is this replica's; longer than the outbound deadline. */
+  leaseMs: number;
+  /** WEBHOOK_POLL_INTERVAL_MS: how often a replica looks for new events and due attempts; 0 turns its worker off. */
+  pollIntervalMs: number;
+  /** WEBHOOK_CONCURRENCY: attempts under way at once in this process. */
+  concurrency: number;
+  /** WEBHOOK_MAX_PER_PROVIDER: subscriptions an agent may hold (reviewers' are not counted). */
+  maxPerProvider: number;
 }
 
 /**
@@ -284,6 +320,23 @@ function trustConfig(env: NodeJS.ProcessEnv, databaseUrl: string): TrustConfig {
   };
 }
 
+function webhooksConfig(env: NodeJS.ProcessEnv, outbound: OutboundConfig): WebhooksConfig {
+  const leaseMs = positive("WEBHOOK_LEASE_MS", env.WEBHOOK_LEASE_MS, 60_000);
+  // A lease that ran out while its attempt was still under way would let a second replica send it too.
+  if (leaseMs <= outbound.timeoutMs) {
+    throw new Error(`WEBHOOK_LEASE_MS (${leaseMs}) must be longer than OUTBOUND_TIMEOUT_MS (${outbound.timeoutMs})`);
+  }
+  return {
+    maxAgeMs: positive("WEBHOOK_MAX_AGE_SECONDS", env.WEBHOOK_MAX_AGE_SECONDS, 86_400) * 1000,
+    backoffBaseMs: positive("WEBHOOK_BACKOFF_BASE_MS", env.WEBHOOK_BACKOFF_BASE_MS, 5000),
+    backoffMaxMs: positive("WEBHOOK_BACKOFF_MAX_MS", env.WEBHOOK_BACKOFF_MAX_MS, 3_600_000),
+    leaseMs,
+    pollIntervalMs: int("WEBHOOK_POLL_INTERVAL_MS", env.WEBHOOK_POLL_INTERVAL_MS, 1000),
+    concurrency: positive("WEBHOOK_CONCURRENCY", env.WEBHOOK_CONCURRENCY, 16),
+    maxPerProvider: positive("WEBHOOK_MAX_PER_PROVIDER", env.WEBHOOK_MAX_PER_PROVIDER, 10),
+  };
+}
+
 function drainConfig(env: NodeJS.ProcessEnv): DrainConfig {
   const delayMs = int("DRAIN_DELAY_MS", env.DRAIN_DELAY_MS, 0);
   const timeoutMs = int("DRAIN_TIMEOUT_MS", env.DRAIN_TIMEOUT_MS, 10_000);
@@ -307,6 +360,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const graphiql = onOff("GRAPHIQL", env.GRAPHIQL, !production);
   const databaseUrl = env.DATABASE_URL || "file:./data/registry.db";
+  const outbound = outboundConfig(env, production);
   return {
     port: int("PORT", env.PORT, 4000),
     host: env.HOST || "0.0.0.0",
@@ -325,10 +379,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpCacheMaxAge: int("HTTP_CACHE_MAX_AGE", env.HTTP_CACHE_MAX_AGE, 10),
     responseCacheKeyPrefix: env.RESPONSE_CACHE_KEY_PREFIX || "agent-registry:cache",
     feedChannel: env.FEED_CHANNEL || "agent-registry:feed",
+    events: {
+      retentionDays: positive("EVENT_RETENTION_DAYS", env.EVENT_RETENTION_DAYS, 90),
+      pollMs: positive("FEED_POLL_MS", env.FEED_POLL_MS, 1000),
+    },
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
     graphiql,
-    outbound: outboundConfig(env, production),
+    outbound,
     trust: trustConfig(env, databaseUrl),
+    webhooks: webhooksConfig(env, outbound),
     maxBodyBytes: positive("MAX_BODY_BYTES", env.MAX_BODY_BYTES, 64 * 1024),
     graphqlLimits: {
       maxDepth: int("GRAPHQL_MAX_DEPTH", env.GRAPHQL_MAX_DEPTH, 8),

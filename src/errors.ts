@@ -13,6 +13,8 @@ export const ERROR_STATUS = {
   METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
   PRECONDITION_FAILED: 412,
+  /** Events asked for from before the log's retention. */
+  GONE: 410,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   /** An Idempotency-Key sent again with another request than the one it was first used with. */
@@ -40,6 +42,7 @@ export const ERROR_TITLE: Record<ErrorCode, string> = {
   METHOD_NOT_ALLOWED: "Method not allowed",
   CONFLICT: "Conflict",
   PRECONDITION_FAILED: "Precondition failed",
+  GONE: "Gone",
   PAYLOAD_TOO_LARGE: "Payload too large",
   UNSUPPORTED_MEDIA_TYPE: "Unsupported media type",
   UNPROCESSABLE_CONTENT: "Unprocessable content",
@@ -54,13 +57,14 @@ export const ERROR_TITLE: Record<ErrorCode, string> = {
 export function apiError(
   code: ErrorCode,
   message: string,
-  options: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  options: { errors?: FieldError[]; headers?: Record<string, string>; extensions?: Record<string, unknown> } = {},
 ): GraphQLError {
   const headers = { ...options.headers };
   if (code === "UNAUTHENTICATED") headers["WWW-Authenticate"] = 'Bearer realm="agent-registry"';
   return new GraphQLError(message, {
     extensions: {
       code,
+      ...options.extensions,
       ...(options.errors ? { errors: options.errors } : {}),
       http: { status: ERROR_STATUS[code], ...(Object.keys(headers).length ? { headers } : {}) },
     },

@@ -15,9 +15,11 @@ import { setFlagsFromString } from "node:v8";
 import { loadConfig } from "./config.ts";
 import { openDb } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
+import { startRetention } from "./events/event.retention.ts";
 import { writeLogLine } from "./http/request.log.ts";
 import { attachWebSocket } from "./http/websocket.ts";
 import { startRechecks } from "./trust/domain.recheck.ts";
+import { startWebhooks } from "./webhooks/webhook.delivery.ts";
 import { createApp } from "./yoga.ts";
 
 // V8 "pretenures" an allocation site, allocating its objects straight into the old generation from
@@ -60,6 +62,15 @@ const rechecks =
     ? startRechecks({ db, outbound: app.outbound, config: config.trust, onChange: app.announce, log })
     : undefined;
 
+// The event log keeps EVENT_RETENTION_DAYS of history (src/events/event.retention.ts).
+const retention = startRetention({ db, retentionDays: config.events.retentionDays, log });
+
+// Webhook deliveries, off the request path; each attempt is one replica's, under a lease (src/webhooks/).
+const webhooks =
+  config.webhooks.pollIntervalMs > 0
+    ? startWebhooks({ db, outbound: app.outbound, config: config.webhooks, log, tail: app.feed.follow() })
+    : undefined;
+
 server.listen(config.port, config.host, () => {
   // The bound port, which differs from the configured one when that is 0 (any free port).
   const { port } = server.address() as AddressInfo;
@@ -82,6 +93,8 @@ async function exit(code: 0 | 1): Promise<void> {
   try {
     // Closes what the app holds (the rate limits' Redis client), then the database.
     await rechecks?.stop();
+    await retention.stop();
+    await webhooks?.stop();
     await app.dispose();
     await db.$disconnect();
   } finally {

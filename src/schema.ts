@@ -8,9 +8,11 @@ import "./providers/provider.lifecycle.schema.ts";
 import "./auth/token.schema.ts";
 import "./reviews/review.schema.ts";
 import "./service/service.schema.ts";
+import "./events/event.schema.ts";
 import "./feed/feed.schema.ts";
 import "./interop/interop.schema.ts";
 import "./trust/domain.schema.ts";
 import "./trust/card.schema.ts";
+import "./webhooks/webhook.schema.ts";
 
 export const schema = builder.toSchema({ sortSchema: false });

@@ -11,8 +11,10 @@ import type { Context, ResponseBag } from "./builder.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/client.ts";
 import { apiError, codeOf } from "./errors.ts";
+import { useFeedFanOut } from "./feed/feed.fanout.ts";
 import type { FeedNote } from "./feed/feed.outbox.ts";
 import { createFeed, useFeed } from "./feed/feed.pubsub.ts";
+import { useFeedSse } from "./feed/feed.sse.ts";
 import { createResponseCache } from "./http/cache/cache.plugin.ts";
 import { withNodeCache } from "./http/cache/node.front.ts";
 import { useCors } from "./http/cors.ts";
@@ -65,8 +67,15 @@ export function createApp(
     keyPrefix: config.responseCacheKeyPrefix,
     log,
   });
-  // The change feed (src/feed): events of committed writes, through Redis to every replica's subscribers.
-  const feed = createFeed({ redisUrl: config.redisUrl, channel: config.feedChannel, log, state });
+  // The change feed (src/feed): the event log streamed, replicas woken through Redis.
+  const feed = createFeed({
+    db,
+    redisUrl: config.redisUrl,
+    channel: config.feedChannel,
+    pollMs: config.events.pollMs,
+    log,
+    state,
+  });
   // One door per app, so its concurrency cap holds across requests.
   const outbound = createOutbound(config.outbound);
   const yoga = createYoga<Record<string, unknown>, Context>({
@@ -118,7 +127,9 @@ export function createApp(
       useLimits(limits, config.trustProxy),
       // Sets the execute function that the feed then wraps (with its outbox): before it.
       useCompiledExecution(),
-      useFeed(feed, db),
+      useFeed(feed),
+      useFeedSse(),
+      useFeedFanOut(),
       ...useRest(),
       // Last of the plugins that answer from onRequest: the common /graphql request.
       useGraphqlPost({ endpoint: "/graphql", maskError }),
@@ -144,10 +155,12 @@ export function createApp(
   return Object.assign(app, {
     /** The app's outbound door, for work outside requests (the domain re-checks, main.ts). */
     outbound,
+    /** The app's change feed: its tail of the log is what the webhooks follow (main.ts). */
+    feed,
     /** Publishes writes made outside a request (the domain re-checks): the cache forgets, the feed announces. */
     async announce(notes: FeedNote[]): Promise<void> {
       await cache.invalidate();
-      await feed.announce(db, notes);
+      await feed.announce(notes);
     },
   });
 }

@@ -1,6 +1,7 @@
 /**
  * The change feed's outbox: what a mutation did, noted by the writes AFTER their transaction has
  * committed, and published by the feed plugin (feed.pubsub.ts) once the whole operation has run.
+ * The log (src/events) is written inside the transaction; this only wakes the readers sooner.
  *
  * A write calls `noteFeed` only once `db.$transaction(…)` has resolved, so a rolled-back write is
  * never announced, and nothing but the database is awaited inside a transaction. The outbox of the
@@ -12,41 +13,15 @@
  * The storage is disabled whenever no mutation is running, which lets Node remove the hook.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import type { LoggedEvent } from "../events/event.store.ts";
 
-/** What the feed announces. Provider events are public (for listed providers); review events are not. */
-export const FEED_KINDS = [
-  "PROVIDER_CREATED",
-  "PROVIDER_UPDATED",
-  "LIFECYCLE_CHANGED",
-  "STAGE_CHANGED",
-  "REVIEW_OPENED",
-  "REVIEW_ASSIGNED",
-  "REVIEW_DECIDED",
-  "REVIEW_RESUBMITTED",
-  "REVIEW_COMMENTED",
-  "REVIEW_PRIORITY_CHANGED",
-] as const;
 /**
- * What a subscriber is shown, plus `TOKENS_REVOKED`, which is never shown: it ends the streams
- * opened with the revoked tokens (revocation takes effect at once, open streams included).
+ * What a committed write tells the feed: the events it appended to the log (src/events), or the
+ * tokens it revoked, which are not in the log but end the streams opened with them at once.
  */
-export type FeedKind = (typeof FEED_KINDS)[number] | "TOKENS_REVOKED";
-
-export const PROVIDER_FEED_KINDS: ReadonlySet<FeedKind> = new Set([
-  "PROVIDER_CREATED",
-  "PROVIDER_UPDATED",
-  "LIFECYCLE_CHANGED",
-  "STAGE_CHANGED",
-]);
-
-/** One noted change: the provider (and review) it concerns; the feed reads their state when it publishes. */
-export interface FeedNote {
-  kind: FeedKind;
-  providerId: number;
-  reviewId?: number;
-  /** TOKENS_REVOKED: the ids (never secrets) of the tokens revoked. */
-  tokenIds?: string[];
-}
+export type FeedNote =
+  | { kind: "APPENDED"; events: readonly LoggedEvent[] }
+  | { kind: "TOKENS_REVOKED"; providerId: number; tokenIds: string[] };
 
 const outboxes = new AsyncLocalStorage<FeedNote[]>();
 
@@ -77,24 +52,7 @@ export function noteFeed(...notes: FeedNote[]): void {
   outboxes.getStore()?.push(...notes);
 }
 
-/** The feed notes of a workflow move (review.rules.ts `Move`): its review event, and the stage change. */
-export function notesOfMove(
-  move: { event: string; stage?: string | undefined },
-  target: { providerId: number; reviewId?: number | undefined },
-): FeedNote[] {
-  const notes: FeedNote[] = [];
-  const kind: FeedKind | undefined =
-    move.event === "ASSIGNED"
-      ? "REVIEW_ASSIGNED"
-      : move.event === "RESUBMITTED"
-        ? "REVIEW_RESUBMITTED"
-        : move.event === "PRIORITY_CHANGED"
-          ? "REVIEW_PRIORITY_CHANGED"
-          : ["APPROVED", "REJECTED", "CHANGES_REQUESTED"].includes(move.event)
-            ? "REVIEW_DECIDED"
-            : undefined;
-  const review = target.reviewId === undefined ? {} : { reviewId: target.reviewId };
-  if (kind && target.reviewId !== undefined) notes.push({ kind, providerId: target.providerId, ...review });
-  if (move.stage) notes.push({ kind: "STAGE_CHANGED", providerId: target.providerId, ...review });
-  return notes;
+/** Notes the events a committed write appended to the log. */
+export function noteAppended(events: readonly LoggedEvent[]): void {
+  if (events.length > 0) noteFeed({ kind: "APPENDED", events });
 }

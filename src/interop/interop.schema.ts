@@ -129,7 +129,7 @@ const JsonPatchOp = builder.enumType("JsonPatchOp", {
   values: ["add", "remove", "replace", "move", "copy", "test"] as const,
 });
 
-const JsonPatchOperationRef = builder.objectRef<PatchOperation>("JsonPatchOperation").implement({
+export const JsonPatchOperationRef = builder.objectRef<PatchOperation>("JsonPatchOperation").implement({
   description: "One RFC 6902 operation. Members an operation does not define are null (RFC 6902 §4: they are ignored).",
   fields: (t) => ({
     op: t.field({ type: JsonPatchOp, resolve: (o) => o.op }),

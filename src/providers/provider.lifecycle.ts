@@ -17,7 +17,9 @@
  */
 import { type Db, type RawTx, rawTransaction } from "../db/client.ts";
 import { badInput, conflict, type FieldError } from "../errors.ts";
-import { noteFeed } from "../feed/feed.outbox.ts";
+import { publicSnapshot } from "../events/event.rules.ts";
+import { logWrite } from "../events/event.store.ts";
+import { noteAppended } from "../feed/feed.outbox.ts";
 import type { IfMatch } from "../http/if-match.ts";
 import { fits } from "../text.ts";
 import { PROVIDER_CODE_PATTERN, type Profile, snapshotOf } from "./provider.rules.ts";
@@ -229,9 +231,17 @@ export async function changeLifecycle<R>(
       event: { kind: outcome.event, note: noteOf(next) },
       now,
     });
-    return { providerId: row.id, version, written: await readBack(tx) };
+    const answer = await readBack(tx);
+    // Last: the log's append holds its order until the commit (src/events/event.store.ts).
+    const events = await logWrite(tx, {
+      providerId: row.id,
+      before: publicSnapshot(row),
+      after: { ...row, lifecycle, lifecycleMessage, successorCode },
+      events: [{ kind: "LIFECYCLE_CHANGED" }],
+    });
+    return { version, written: answer, events };
   });
-  // Committed: announce it (published once the operation has run, src/feed).
-  noteFeed({ kind: "LIFECYCLE_CHANGED", providerId: written.providerId });
+  // Committed: wake the feed's readers (src/feed).
+  noteAppended(written.events);
   return { version: written.version, written: written.written };
 }

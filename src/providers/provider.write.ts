@@ -5,7 +5,9 @@
 import { mintToken } from "../auth/agent.token.ts";
 import { type Db, type RawTx, rawTransaction } from "../db/client.ts";
 import { badInput, conflict } from "../errors.ts";
-import { type FeedNote, noteFeed, notesOfMove } from "../feed/feed.outbox.ts";
+import { eventsOfMove, publicSnapshot } from "../events/event.rules.ts";
+import { type LoggedEvent, logWrite } from "../events/event.store.ts";
+import { noteAppended } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import type { IfMatch } from "../http/if-match.ts";
 import { effectOfOwnerPatch, newReviewCode } from "../reviews/review.rules.ts";
@@ -141,13 +143,15 @@ export async function intakeProvider(
           ],
         });
         if (within) await within(tx, { providerId: created.id, providerCode, reviewCode });
-        return { id: created.id, reviewId: review.id };
+        const events = await logWrite(tx, {
+          providerId: created.id,
+          before: null,
+          events: [{ kind: "PROVIDER_CREATED" }, { kind: "REVIEW_OPENED", reviewCode }],
+        });
+        return { id: created.id, events };
       });
-      // Committed: announce it (src/feed).
-      noteFeed(
-        { kind: "PROVIDER_CREATED", providerId: written.id },
-        { kind: "REVIEW_OPENED", providerId: written.id, reviewId: written.reviewId },
-      );
+      // Committed: wake the feed's readers (src/feed).
+      noteAppended(written.events);
       return { providerId: written.id, providerCode, reviewCode, accessToken: token.secret, tokenId: token.tokenId };
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
@@ -177,8 +181,7 @@ export async function patchProvider<R>(
   /** Reads what the caller answers, inside the transaction: the profile as this PATCH left it. */
   readBack: (tx: RawTx) => Promise<R>,
 ): Promise<{ version: number; written: R }> {
-  // What the feed announces once the transaction has committed (src/feed).
-  const notes: FeedNote[] = [];
+  let events: LoggedEvent[] = [];
   const written = await rawTransaction(db, async (tx) => {
     const now = new Date();
     const row = await claimVersion(tx, { providerCode: input.providerCode, ifMatch: input.ifMatch, now });
@@ -215,14 +218,17 @@ export async function patchProvider<R>(
       now,
     });
 
+    const active = await activeReviewOf(tx, row.id);
     const effect = effectOfOwnerPatch({
       reviewStage: row.reviewStage,
-      activeReview: await activeReviewOf(tx, row.id),
+      activeReview: active,
       changedReviewedFields: changed.some((f) => REVIEWED_FIELDS.includes(f)),
     });
-    notes.push({ kind: "PROVIDER_UPDATED", providerId: row.id });
+    const happened: Parameters<typeof logWrite>[1]["events"][number][] = [{ kind: "PROVIDER_UPDATED" }];
+    let reviewStage = row.reviewStage;
     if (effect.kind === "resubmit") {
-      notes.push(...notesOfMove(effect.move, { providerId: row.id, reviewId: effect.reviewId }));
+      happened.push(...eventsOfMove(effect.move, active?.code ?? null));
+      reviewStage = effect.move.stage ?? reviewStage;
       await applyMove(
         tx,
         { providerId: row.id, stage: row.reviewStage, review: { id: effect.reviewId, status: "CHANGES_REQUESTED" } },
@@ -230,15 +236,25 @@ export async function patchProvider<R>(
         input.actor,
       );
     } else if (effect.kind === "openUpdateReview") {
-      const reviewId = await openReview(tx, { reviewCode: newReviewCode(), providerId: row.id, kind: "UPDATE", now });
+      const reviewCode = newReviewCode();
+      const reviewId = await openReview(tx, { reviewCode, providerId: row.id, kind: "UPDATE", now });
       const reviewed = changed.filter((f) => REVIEWED_FIELDS.includes(f));
       await insertEvents(tx, row.id, [
         { reviewId, kind: "UPDATE_SUBMITTED", actor: input.actor, note: `changed ${reviewed.join(", ")}`, at: now },
       ]);
-      notes.push({ kind: "REVIEW_OPENED", providerId: row.id, reviewId });
+      happened.push({ kind: "REVIEW_OPENED", reviewCode });
     }
-    return { version, written: await readBack(tx) };
+    const answer = { version, written: await readBack(tx) };
+    // Last: the log's append holds its order until the commit (src/events/event.store.ts). A PATCH
+    // that moved the endpoint may have changed the verified domains: that state is read back.
+    events = await logWrite(tx, {
+      providerId: row.id,
+      before: publicSnapshot(row),
+      ...(changed.includes("endpoint") ? {} : { after: { ...row, ...after, reviewStage } }),
+      events: happened,
+    });
+    return answer;
   });
-  noteFeed(...notes);
+  noteAppended(events);
   return written;
 }

@@ -8,7 +8,9 @@ import { MAX_SUBJECT } from "../auth/reviewer.jwt.ts";
 import { assignments, type Db, type Dialect, dialectIn, type Queryable, queryRows } from "../db/client.ts";
 import { columnList, columnsOf, pickColumns, rowReader } from "../db/model.ts";
 import { badInput, conflict, notFound } from "../errors.ts";
-import { type FeedNote, noteFeed, notesOfMove } from "../feed/feed.outbox.ts";
+import { eventsOfMove } from "../events/event.rules.ts";
+import { type LoggedEvent, logWrite, snapshotBefore } from "../events/event.store.ts";
+import { noteAppended, noteFeed } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import {
   providerMatchSql,
@@ -54,7 +56,7 @@ export async function applyMove(
   move: Move,
   actor: string,
   options: { note?: string | null; review?: ReviewColumns; provider?: Partial<{ trustTier: string }> } = {},
-): Promise<void> {
+): Promise<{ revokedTokenIds: string[] }> {
   const now = new Date();
   const { review } = target;
   if (review && (move.status || options.review)) {
@@ -76,10 +78,11 @@ export async function applyMove(
     { reviewId, kind: move.event, actor, note: options.note ?? null, at: now },
     ...(move.also ? [{ reviewId, kind: move.also, actor, note: null, at: now }] : []),
   ];
+  let revoked: Record<string, unknown>[] = [];
   if (move.revokeTokens) {
-    const revoked = await queryRows(
+    revoked = await queryRows(
       tx,
-      Prisma.sql`UPDATE "access_tokens" SET "revokedAt" = ${now} WHERE "providerId" = ${target.providerId} AND "revokedAt" IS NULL RETURNING "id"`,
+      Prisma.sql`UPDATE "access_tokens" SET "revokedAt" = ${now} WHERE "providerId" = ${target.providerId} AND "revokedAt" IS NULL RETURNING "tokenId"`,
     );
     // Whatever review was still open is moot once the provider is suspended.
     await queryRows(
@@ -94,6 +97,15 @@ export async function applyMove(
     }
   }
   await insertEvents(tx, target.providerId, events);
+  return { revokedTokenIds: revoked.map((r) => String(r.tokenId)) };
+}
+
+/** Notes, once committed, a write's events and the tokens it revoked (which end their streams at once). */
+function noteCommitted(providerId: number, written: { events: LoggedEvent[]; revokedTokenIds: string[] }): void {
+  noteAppended(written.events);
+  if (written.revokedTokenIds.length > 0) {
+    noteFeed({ kind: "TOKENS_REVOKED", providerId, tokenIds: written.revokedTokenIds });
+  }
 }
 
 /** Updates the one row still as the move found it (`where`); a 409 if it changed meanwhile. */
@@ -192,16 +204,17 @@ export async function assignReview(db: Db, reviewCode: string, assignee: string,
     throw badInput(`assignee must be 1–${MAX_SUBJECT} characters`, [
       { path: "assignee", message: `1–${MAX_SUBJECT} characters` },
     ]);
-  const notes = await db.$transaction(async (tx) => {
+  const events = await db.$transaction(async (tx) => {
     const { review, providerId, state } = await loadReview(tx, reviewCode);
     const move = settle(assign(state));
+    const before = await snapshotBefore(tx, providerId);
     await applyMove(tx, { providerId, stage: state.stage, review }, move, actor, {
       note: `assigned to ${who}`,
       review: { assignedTo: who },
     });
-    return notesOfMove(move, { providerId, reviewId: review.id });
+    return logWrite(tx, { providerId, before, events: eventsOfMove(move, reviewCode) });
   });
-  noteFeed(...notes);
+  noteAppended(events);
 }
 
 export async function decideReview(
@@ -219,28 +232,30 @@ export async function decideReview(
   if (input.trustTier && input.decision !== "APPROVE") {
     throw badInput("trustTier can only be set when approving", [{ path: "trustTier", message: "only with APPROVE" }]);
   }
-  const notes = await db.$transaction(async (tx) => {
+  const written = await db.$transaction(async (tx) => {
     const { review, providerId, assignedTo, state } = await loadReview(tx, input.reviewCode);
     const move = settle(decide(state, input.decision));
+    const before = await snapshotBefore(tx, providerId);
     // Approving an agent whose endpoint's domain nobody proved control of is a choice to explain.
     if (input.decision === "APPROVE" && !note && !(await endpointVerified(tx, providerId))) {
       throw badInput("A note is required to approve an agent whose endpoint's domain is not verified", [
         { path: "note", message: "is required when the endpoint's domain is not verified" },
       ]);
     }
-    await applyMove(tx, { providerId, stage: state.stage, review }, move, input.actor, {
+    const { revokedTokenIds } = await applyMove(tx, { providerId, stage: state.stage, review }, move, input.actor, {
       note,
       // Whoever decides an unassigned review is the one who reviewed it.
       ...(assignedTo ? {} : { review: { assignedTo: input.reviewer } }),
       ...(input.trustTier ? { provider: { trustTier: input.trustTier } } : {}),
     });
-    return notesOfMove(move, { providerId, reviewId: review.id });
+    const events = await logWrite(tx, { providerId, before, events: eventsOfMove(move, input.reviewCode) });
+    return { providerId, events, revokedTokenIds };
   });
-  noteFeed(...notes);
+  noteCommitted(written.providerId, written);
 }
 
 export async function setReviewPriority(db: Db, reviewCode: string, priority: Priority, actor: string): Promise<void> {
-  const notes = await db.$transaction(async (tx) => {
+  const events = await db.$transaction(async (tx) => {
     const { review, providerId, state } = await loadReview(tx, reviewCode);
     if (!isActive(review.status))
       throw conflict(`review ${reviewCode} is ${review.status}; only an active review can be reprioritised`);
@@ -248,9 +263,13 @@ export async function setReviewPriority(db: Db, reviewCode: string, priority: Pr
       note: `priority set to ${priority}`,
       review: { priority, priorityRank: priorityRank(priority) },
     });
-    return notesOfMove({ event: "PRIORITY_CHANGED" }, { providerId, reviewId: review.id });
+    return logWrite(tx, {
+      providerId,
+      before: "unchanged",
+      events: eventsOfMove({ event: "PRIORITY_CHANGED" }, reviewCode),
+    });
   });
-  noteFeed(...notes);
+  noteAppended(events);
 }
 
 export async function commentOnReview(db: Db, reviewCode: string, note: string, actor: string): Promise<number> {
@@ -261,9 +280,14 @@ export async function commentOnReview(db: Db, reviewCode: string, note: string, 
       data: { providerId, reviewId: review.id, kind: "COMMENTED", actor, note: text },
       select: { id: true },
     });
-    return { id: event.id, note: { kind: "REVIEW_COMMENTED", providerId, reviewId: review.id } satisfies FeedNote };
+    const events = await logWrite(tx, {
+      providerId,
+      before: "unchanged",
+      events: [{ kind: "REVIEW_COMMENTED", reviewCode }],
+    });
+    return { id: event.id, events };
   });
-  noteFeed(written.note);
+  noteAppended(written.events);
   return written.id;
 }
 
@@ -273,7 +297,7 @@ export async function moderateProvider(
   input: { providerCode: string; action: "suspend" | "reinstate"; note?: string | null; actor: string },
 ): Promise<void> {
   const note = checkedNote(input.note, input.action === "suspend");
-  const notes = await db.$transaction(async (tx) => {
+  const written = await db.$transaction(async (tx) => {
     const provider = await tx.provider.findUnique({
       where: { providerCode: input.providerCode },
       select: { id: true, reviewStage: true },
@@ -281,10 +305,18 @@ export async function moderateProvider(
     if (!provider) throw notFound(`No provider "${input.providerCode}"`);
     const outcome = input.action === "suspend" ? suspend(provider.reviewStage) : reinstate(provider.reviewStage);
     const move = settle(outcome);
-    await applyMove(tx, { providerId: provider.id, stage: provider.reviewStage }, move, input.actor, { note });
-    return notesOfMove(move, { providerId: provider.id });
+    const before = await snapshotBefore(tx, provider.id);
+    const { revokedTokenIds } = await applyMove(
+      tx,
+      { providerId: provider.id, stage: provider.reviewStage },
+      move,
+      input.actor,
+      { note },
+    );
+    const events = await logWrite(tx, { providerId: provider.id, before, events: eventsOfMove(move, null) });
+    return { providerId: provider.id, events, revokedTokenIds };
   });
-  noteFeed(...notes);
+  noteCommitted(written.providerId, written);
 }
 
 // ── The reviewers' queue ───────────────────────────────────────────────────────────────────────

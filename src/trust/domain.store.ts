@@ -7,6 +7,7 @@ import type { Db, Queryable } from "../db/client.ts";
 import { dialectIn, queryRows } from "../db/client.ts";
 import { asJson, pickColumns, rowReader } from "../db/model.ts";
 import { conflict } from "../errors.ts";
+import { logWrite, snapshotBefore } from "../events/event.store.ts";
 import type { FeedNote } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import { insertEvents, setColumns } from "../providers/provider.store.ts";
@@ -74,6 +75,8 @@ export async function recordCheck(
     let data: Prisma.DomainVerificationUpdateManyMutationInput;
     let event: { kind: string; note: string } | null = null;
     const url = await lockProvider(tx, checked.providerId);
+    // What the public saw, should this check change it (logged with the change, src/events).
+    const before = await snapshotBefore(tx, checked.providerId);
     if (proof.verified) {
       if (!covers(checked.domain, endpointHost(url))) {
         throw conflict(`${checked.domain} is no longer the endpoint's host or a parent of it`);
@@ -124,16 +127,27 @@ export async function recordCheck(
     });
     if (updated.count !== 1)
       throw conflict(`The challenge for ${checked.domain} changed while it was checked; check again`);
-    if (event) {
-      await insertEvents(tx, checked.providerId, [{ reviewId: null, ...event, actor: options.actor, at: now }]);
-      // The profile and its summary changed: the change feed's pollers (updatedSince) see it.
-      await afterDomainsChanged(tx, checked.providerId, now);
-    }
-    return { row: await tx.domainVerification.findUniqueOrThrow({ where: { id: checked.id } }), event };
+    const row = await tx.domainVerification.findUniqueOrThrow({ where: { id: checked.id } });
+    if (!event) return { row, event, events: [] };
+    await insertEvents(tx, checked.providerId, [{ reviewId: null, ...event, actor: options.actor, at: now }]);
+    // The profile and its summary changed: the change feed's pollers (updatedSince) see it.
+    await afterDomainsChanged(tx, checked.providerId, now);
+    const events = await logWrite(tx, {
+      providerId: checked.providerId,
+      before,
+      // The domain only: why a re-check failed is for the owner's timeline.
+      events: [
+        {
+          kind: "PUBLISHER_CHANGED",
+          note: `${checked.domain} ${event.kind === "DOMAIN_VERIFIED" ? "verified" : "no longer verified"}`,
+        },
+      ],
+    });
+    return { row, event, events };
   });
   const gained = written.event?.kind === "DOMAIN_VERIFIED";
   const lost = written.event?.kind === "DOMAIN_VERIFICATION_LOST";
-  const notes: FeedNote[] = written.event ? [{ kind: "PROVIDER_UPDATED", providerId: checked.providerId }] : [];
+  const notes: FeedNote[] = written.events.length ? [{ kind: "APPENDED", events: written.events }] : [];
   return { row: written.row, gained, lost, notes };
 }
 

@@ -99,7 +99,7 @@ describe("GraphiQL in a browser", () => {
     await approve(p.providerCode);
     const visitor = await open();
     const { page } = visitor;
-    const subscription = `subscription { feed(providerCode: "${p.providerCode}") { kind providerCode version } }`;
+    const subscription = `subscription { feed(providerCode: "${p.providerCode}") { seq kind providerCode version patch { op path value } stateHash } }`;
     await page.goto(`/graphql?query=${encodeURIComponent(subscription)}`);
     await page.locator(".graphiql-query-editor").getByText("subscription").waitFor(WAIT);
     const stream = page.waitForResponse(
@@ -116,7 +116,11 @@ describe("GraphiQL in a browser", () => {
     expect(patched.status).toBe(200);
     const response = page.locator(".graphiql-response");
     await response.getByText('"PROVIDER_UPDATED"').waitFor(WAIT);
-    expect(await text(response)).toContain(`"providerCode": "${p.providerCode}"`);
+    const shown = await text(response);
+    expect(shown).toContain(`"providerCode": "${p.providerCode}"`);
+    // The state after the change, as its JSON Patch.
+    expect(shown).toContain('"path": "/summary"');
+    expect(shown).toContain('"value": "Seen live in GraphiQL"');
     await visitor.context.close();
     expectClean(visitor.watch);
   });

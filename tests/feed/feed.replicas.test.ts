@@ -1,9 +1,11 @@
 /**
  * The change feed across replicas: two real server processes on one throwaway PostgreSQL
  * database with Redis. A client subscribes over real SSE (HTTP) to replica A while every change is
- * made through replica B: each event arrives once, in order. An anonymous subscriber on A sees no
- * private or pending provider's events and no review events. A subscriber that disconnects frees the
- * replica's Redis subscription, and a draining replica ends its streams (so it exits 0).
+ * made through replica B: each event arrives once, in order, with the patches that rebuild the
+ * provider's public snapshot. An anonymous subscriber on A sees no private or pending provider's
+ * events and no review events. A replica holds one Redis subscription for its whole feed, whatever
+ * its subscribers; subscribers that leave leave no stream behind, and a draining replica ends its
+ * streams (so it exits 0).
  *
  * Needs PostgreSQL and Redis (ARCHITECTURE.md: on every development and CI machine); fails saying
  * so when they cannot be reached.
@@ -13,7 +15,9 @@ import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { Redis } from "ioredis";
 import { signReviewerToken } from "../../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../../src/config.ts";
-import { intakeBody } from "../helpers.ts";
+import { type Db, openDb } from "../../src/db/client.ts";
+import { createApp } from "../../src/yoga.ts";
+import { intakeBody, type Listening, listen } from "../helpers.ts";
 import {
   cleanUp,
   PROCESS_JWT_SECRET,
@@ -25,6 +29,7 @@ import {
   startServer,
   stopServer,
 } from "../process/server.process.ts";
+import { type FeedEvent, replay } from "./patches.ts";
 import { FEED_QUERY, readSse, type SseStream } from "./sse.ts";
 
 const RUN = randomBytes(5).toString("hex");
@@ -53,16 +58,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(streams.map((s) => s.close()));
   await cleanUp();
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 1 });
-  await redis
-    .connect()
-    .then(() => redis.del(`${CHANNEL}:seq`))
-    .catch(() => {})
-    .finally(() => redis.disconnect());
   await database?.drop();
 }, 30_000);
 
-async function subscribe(server: Server, variables: Record<string, unknown>, token?: string): Promise<SseStream> {
+async function subscribe(
+  server: { url: string },
+  variables: Record<string, unknown>,
+  token?: string,
+): Promise<SseStream> {
   const abort = new AbortController();
   const response = await fetch(`${server.url}/graphql`, {
     method: "POST",
@@ -92,8 +95,8 @@ async function listeners(): Promise<number> {
 }
 
 /**
- * A subscription is live once its replica has subscribed to the channel in Redis, which the client
- * cannot see: write a probe through B until its event arrives, then the stream is live.
+ * Checks a stream works end to end (B's write reaches A's log reader through Redis or its poll):
+ * write a probe through B until its event arrives.
  */
 async function untilLive(stream: SseStream, probe: { providerCode: string; token: string }): Promise<void> {
   for (let i = 0; i < 50; i++) {
@@ -153,28 +156,52 @@ describe("across replicas, through Redis", () => {
     });
     expect(retired.status).toBe(200);
 
+    // Provider kinds first within one write: a review move's stage change, then its review event.
     const expected = [
       ["PROVIDER_CREATED", 1],
       ["REVIEW_OPENED", 1],
+      ["STAGE_CHANGED", 1],
       ["REVIEW_ASSIGNED", 1],
-      ["STAGE_CHANGED", 1],
       ["REVIEW_COMMENTED", 1],
-      ["REVIEW_DECIDED", 1],
       ["STAGE_CHANGED", 1],
+      ["REVIEW_DECIDED", 1],
       ["PROVIDER_UPDATED", 2],
       ["PROVIDER_UPDATED", 3],
       ["PROVIDER_UPDATED", 4],
       ["LIFECYCLE_CHANGED", 5],
     ];
-    const events = [];
+    const events: FeedEvent[] = [];
     while (events.length < expected.length) {
       const message = await stream.next(5000);
-      const event = message.data.feed;
+      const event = message.data.feed as FeedEvent;
+      // Each message's SSE id is its event's seq.
+      expect(stream.lastId).toBe(String(event.seq));
       if (event.providerCode === p.providerCode) events.push(event);
     }
     expect(events.map((e) => [e.kind, e.version])).toEqual(expected);
-    for (let i = 1; i < events.length; i++) expect(events[i].seq).toBeGreaterThan(events[i - 1].seq);
-    expect(events.at(-1).provider).toMatchObject({ lifecycle: "RETIRED", lifecycleMessage: "replaced" });
+    for (let i = 1; i < events.length; i++) expect(events[i]!.seq).toBeGreaterThan(events[i - 1]!.seq);
+    // The state after each change: the approval set the stage and the tier at once; the retirement
+    // its lifecycle and message; replaying every patch over {} gives each event's hash.
+    expect(events[5]!.patch).toEqual(
+      expect.arrayContaining([
+        { op: "replace", path: "/reviewStage", from: null, value: "APPROVED" },
+        { op: "replace", path: "/trustTier", from: null, value: "VERIFIED" },
+      ]),
+    );
+    expect(events[5]!.patch).toHaveLength(2);
+    expect(events[6]!).toMatchObject({ patch: [], stateHash: events[5]!.stateHash });
+    expect(events.at(-1)!.patch).toEqual([
+      { op: "replace", path: "/lifecycle", from: null, value: "RETIRED" },
+      { op: "replace", path: "/lifecycleMessage", from: null, value: "replaced" },
+    ]);
+    expect(replay(events)).toMatchObject({
+      providerCode: p.providerCode,
+      summary: "change 3",
+      reviewStage: "APPROVED",
+      trustTier: "VERIFIED",
+      lifecycle: "RETIRED",
+      lifecycleMessage: "replaced",
+    });
     // Once: nothing more of it arrives.
     const rest = await stream.drain(500);
     expect(rest.filter((m) => m.data.feed.providerCode === p.providerCode)).toEqual([]);
@@ -214,19 +241,58 @@ describe("across replicas, through Redis", () => {
       .map((m) => m.data.feed)
       .filter((e: { providerCode: string }) => ours.has(e.providerCode))
       .map((e: { kind: string; providerCode: string }) => `${e.kind} ${e.providerCode}`);
-    // The approval made `listed` public: its stage change, then its update. Nothing else.
+    // The approval brought `listed` into the directory: its stage change, then its update. Nothing else.
     expect(got).toEqual([`STAGE_CHANGED ${listed.providerCode}`, `PROVIDER_UPDATED ${listed.providerCode}`]);
   }, 60_000);
 
-  test("a subscriber that disconnects frees the replica's Redis subscription; a draining replica ends its streams", async () => {
+  test("one Redis subscription per replica whatever its streams; streams that leave are freed; a draining replica ends its streams", async () => {
     for (const s of streams.splice(0)) await s.close();
-    for (let i = 0; i < 50 && (await listeners()) > 0; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(await listeners()).toBe(0);
+    // A and B each listen on the channel once, for their whole feed (and their webhooks).
+    for (let i = 0; i < 50 && (await listeners()) !== 2; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await listeners()).toBe(2);
+
+    // A third replica in this process, so that its feed's count of streams can be read.
+    const cConfig = loadConfig({
+      ...process.env,
+      NODE_ENV: "test",
+      DATABASE_URL: database!.url,
+      REDIS_URL,
+      FEED_CHANNEL: CHANNEL,
+      REVIEWER_JWT_SECRET: PROCESS_JWT_SECRET,
+    });
+    const cDb: Db = await openDb(database!.url);
+    const c = createApp(cConfig, cDb);
+    let served: Listening | undefined;
+    try {
+      served = await listen(c);
+      const onC = await Promise.all(Array.from({ length: 10 }, () => subscribe(served!, {}, reviewer)));
+      // "From now" is fixed before a stream is answered: a write made once it is open is in it.
+      const p = await intakeOn(b);
+      for (const stream of onC) {
+        const event = (await stream.next(5000)).data.feed as FeedEvent;
+        expect([event.kind, event.providerCode]).toEqual(["PROVIDER_CREATED", p.providerCode]);
+      }
+      expect(c.feed.subscribers).toBe(10);
+      // Ten streams, one subscription: C's.
+      expect(await listeners()).toBe(3);
+
+      // Clients that leave leave no stream behind; the replica's one subscription stays.
+      for (const stream of onC) await stream.close();
+      for (let i = 0; i < 100 && c.feed.subscribers > 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(c.feed.subscribers).toBe(0);
+      expect(await listeners()).toBe(3);
+    } finally {
+      await served?.close();
+      await c.dispose();
+      await cDb.$disconnect();
+    }
+    // A replica that closes gives its subscription up.
+    for (let i = 0; i < 50 && (await listeners()) !== 2; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await listeners()).toBe(2);
 
     const probe = await intakeOn(b);
     const stream = await subscribe(a, {}, reviewer);
     await untilLive(stream, { providerCode: probe.providerCode, token: probe.accessToken });
-    expect(await listeners()).toBe(1);
     // SIGTERM: the stream ends, so the drain is not held up and the replica exits 0.
     const how = await stopServer(a, 10_000);
     expect(stream.ended).toBe(true);

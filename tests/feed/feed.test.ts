@@ -1,9 +1,11 @@
 /**
- * The change feed in process (`yoga.fetch` streaming Server-Sent Events): events of committed
- * writes, each once and in order, only what the subscriber may see; a refused or rolled-back write
- * is not announced; a subscriber that leaves frees its listener; subscriptions are GraphQL only.
+ * The change feed in process (`yoga.fetch` streaming Server-Sent Events): the event log's events of
+ * committed writes, each once and in order, with the patch of the provider's public snapshot and
+ * its hash, only what the subscriber may see; a refused or rolled-back write is not announced; a
+ * subscriber that leaves frees its stream; subscriptions are GraphQL only.
  */
 import { afterAll, describe, expect, test } from "@jest/globals";
+import { lastSeq } from "../../src/events/event.store.ts";
 import { createFeed } from "../../src/feed/feed.pubsub.ts";
 import { createApp } from "../../src/yoga.ts";
 import {
@@ -17,6 +19,7 @@ import {
   reviewerToken,
   uniqueCode,
 } from "../helpers.ts";
+import { type FeedEvent, opAt, replay } from "./patches.ts";
 import { FEED_QUERY, readSse, type SseStream } from "./sse.ts";
 
 // An app of its own, so that the count of its subscribers is this file's only.
@@ -81,33 +84,88 @@ describe("events of committed writes", () => {
     await call("PATCH", `/api/v1/providers/${code}`, { app, token, body: { summary: "Announces itself twice" } });
     await lifecycle(code, { state: "DEPRECATED", message: "moving on" }, token);
 
-    const events = [];
-    for (let i = 0; i < 9; i++) events.push((await stream.next()).data.feed);
-    expect(events.map((e) => e.kind)).toEqual([
-      "PROVIDER_CREATED",
-      "REVIEW_OPENED",
-      "REVIEW_ASSIGNED",
-      "STAGE_CHANGED",
-      "REVIEW_COMMENTED",
-      "REVIEW_DECIDED",
-      "STAGE_CHANGED",
-      "PROVIDER_UPDATED",
-      "LIFECYCLE_CHANGED",
+    const events: FeedEvent[] = [];
+    const ids: (string | undefined)[] = [];
+    for (let i = 0; i < 9; i++) {
+      events.push((await stream.next()).data.feed);
+      ids.push(stream.lastId);
+    }
+    // Provider kinds first within one write: the write's stage change, then the review event.
+    expect(events.map((e) => [e.kind, e.version])).toEqual([
+      ["PROVIDER_CREATED", 1],
+      ["REVIEW_OPENED", 1],
+      ["STAGE_CHANGED", 1],
+      ["REVIEW_ASSIGNED", 1],
+      ["REVIEW_COMMENTED", 1],
+      ["STAGE_CHANGED", 1],
+      ["REVIEW_DECIDED", 1],
+      ["PROVIDER_UPDATED", 2],
+      ["LIFECYCLE_CHANGED", 3],
     ]);
-    // In order, each once: seq strictly increases; nothing else arrives.
-    for (let i = 1; i < events.length; i++) expect(events[i].seq).toBeGreaterThan(events[i - 1].seq);
+    expect(events.every((e) => e.providerCode === code)).toBe(true);
+    // In order, each once: seq strictly increases, each message's SSE id is its seq; nothing else arrives.
+    for (let i = 1; i < events.length; i++) expect(events[i]!.seq).toBeGreaterThan(events[i - 1]!.seq);
+    expect(ids).toEqual(events.map((e) => String(e.seq)));
     expect(await stream.drain(200)).toEqual([]);
-    // Each carries the state after its change.
-    expect(events[0]).toMatchObject({ providerCode: code, version: 1, provider: { reviewStage: "SUBMITTED" } });
-    expect(events[1].review).toEqual({ reviewCode, status: "OPEN" });
-    expect(events[3].provider.reviewStage).toBe("IN_REVIEW");
-    expect(events[5].review).toEqual({ reviewCode, status: "APPROVED" });
-    expect(events[6].provider.reviewStage).toBe("APPROVED");
-    expect(events[7].version).toBe(2);
-    expect(events[8]).toMatchObject({
-      version: 3,
-      provider: { lifecycle: "DEPRECATED", lifecycleMessage: "moving on", successorCode: null },
+    // The review events name their review.
+    expect(events.map((e) => e.reviewCode)).toEqual([
+      null,
+      reviewCode,
+      reviewCode,
+      reviewCode,
+      reviewCode,
+      reviewCode,
+      reviewCode,
+      null,
+      null,
+    ]);
+
+    // Each write's whole patch is on its first (provider) event; its other events carry none.
+    const [createdEvent, opened, inReview, assigned, commented, approved, decided, updated, deprecated] = events;
+    // The creation builds the public snapshot from {}: no contactEmail, no version or updatedAt.
+    expect(createdEvent!.patch.every((o) => o.op === "add")).toBe(true);
+    expect(opAt(createdEvent!.patch, "/providerCode")?.value).toBe(code);
+    expect(opAt(createdEvent!.patch, "/name")?.value).toBe("Feed Agent");
+    expect(opAt(createdEvent!.patch, "/reviewStage")?.value).toBe("SUBMITTED");
+    expect(opAt(createdEvent!.patch, "/lifecycle")?.value).toBe("ACTIVE");
+    expect(opAt(createdEvent!.patch, "/visibility")?.value).toBe("PUBLIC");
+    for (const hidden of ["/contactEmail", "/version", "/updatedAt"])
+      expect(opAt(createdEvent!.patch, hidden)).toBeUndefined();
+    expect(inReview!.patch).toEqual([{ op: "replace", path: "/reviewStage", from: null, value: "IN_REVIEW" }]);
+    expect(approved!.patch).toEqual([{ op: "replace", path: "/reviewStage", from: null, value: "APPROVED" }]);
+    expect(updated!.patch).toEqual([{ op: "replace", path: "/summary", from: null, value: "Announces itself twice" }]);
+    expect(deprecated!.patch).toEqual(
+      expect.arrayContaining([
+        { op: "replace", path: "/lifecycle", from: null, value: "DEPRECATED" },
+        { op: "replace", path: "/lifecycleMessage", from: null, value: "moving on" },
+      ]),
+    );
+    expect(deprecated!.patch).toHaveLength(2);
+    for (const e of [opened, assigned, commented, decided]) expect(e!.patch).toEqual([]);
+    // The hash changes with the public snapshot and only with it.
+    expect(opened!.stateHash).toBe(createdEvent!.stateHash);
+    expect(inReview!.stateHash).not.toBe(opened!.stateHash);
+    expect([assigned!.stateHash, commented!.stateHash]).toEqual([inReview!.stateHash, inReview!.stateHash]);
+    expect(approved!.stateHash).not.toBe(commented!.stateHash);
+    expect(decided!.stateHash).toBe(approved!.stateHash);
+    expect(new Set([approved, updated, deprecated].map((e) => e!.stateHash)).size).toBe(3);
+    // Replaying the patches over {} gives each event's hash, and the provider as anyone reads it.
+    const state = replay(events);
+    const profile = await call("GET", `/api/v1/providers/${code}`, { app });
+    expect(profile.status).toBe(200);
+    expect(state).toMatchObject({
+      providerCode: code,
+      summary: "Announces itself twice",
+      visibility: "PUBLIC",
+      reviewStage: "APPROVED",
+      lifecycle: "DEPRECATED",
+      lifecycleMessage: "moving on",
+      successorCode: null,
+      trustTier: profile.body.trustTier,
+      publisherVerified: false,
+      endpoint: profile.body.endpoint,
     });
+    expect(state).not.toHaveProperty("contactEmail");
   });
 
   test("concurrent writes are each announced once, also those that finish while others still run", async () => {
@@ -154,13 +212,18 @@ describe("events of committed writes", () => {
     );
     // Then one that commits: it is the first thing the stream hears.
     expect((await lifecycle(p.providerCode, { state: "RETIRED" }, p.accessToken)).status).toBe(200);
-    expect((await stream.next()).data.feed).toMatchObject({ kind: "LIFECYCLE_CHANGED", providerCode: p.providerCode });
+    expect((await stream.next()).data.feed).toMatchObject({
+      kind: "LIFECYCLE_CHANGED",
+      providerCode: p.providerCode,
+      version: 2,
+      patch: [{ op: "replace", path: "/lifecycle", from: null, value: "RETIRED" }],
+    });
     expect(await stream.drain(200)).toEqual([]);
   });
 });
 
 describe("who sees what", () => {
-  test("anonymous: provider events of listed providers only; an agent: its own too; reviewers: everything", async () => {
+  test("anonymous: provider events of listed providers (arrivals and departures too); an agent: its own too; reviewers: everything", async () => {
     const rv = await reviewerToken();
     const label = uniqueCode("vis");
     const listed = await intake({ labels: [label] });
@@ -168,33 +231,28 @@ describe("who sees what", () => {
     const hidden = await intake({ labels: [label], visibility: "PRIVATE" });
     await approve(hidden.providerCode);
     const pending = await intake({ labels: [label] });
+    // Two that leave the directory (made private; suspended) and one that joins it (made public).
+    const leaving = await intake({ labels: [label] });
+    await approve(leaving.providerCode);
+    const suspended = await intake({ labels: [label] });
+    await approve(suspended.providerCode);
+    const joining = await intake({ labels: [label], visibility: "PRIVATE" });
+    await approve(joining.providerCode);
 
     const anonymous = await subscribe();
     const agent = await subscribe({}, pending.accessToken);
     const reviewer = await subscribe({}, rv);
 
-    const ours = new Set([listed.providerCode, hidden.providerCode, pending.providerCode]);
+    const ours = new Set([listed, hidden, pending, leaving, suspended, joining].map((p) => p.providerCode));
     const mine = async (stream: SseStream) =>
-      (await stream.drain(400))
-        .map((m) => m.data.feed)
-        .filter((e: { providerCode: string }) => ours.has(e.providerCode))
-        .map((e: { kind: string; providerCode: string }) => `${e.kind} ${e.providerCode}`);
+      (await stream.drain(400)).map((m) => m.data.feed as FeedEvent).filter((e) => ours.has(e.providerCode));
+    const named = (events: FeedEvent[]) => events.map((e) => `${e.kind} ${e.providerCode}`);
+    const patch = (p: { providerCode: string; accessToken: string }, body: Record<string, unknown>) =>
+      call("PATCH", `/api/v1/providers/${p.providerCode}`, { app, token: p.accessToken, body });
 
-    await call("PATCH", `/api/v1/providers/${listed.providerCode}`, {
-      app,
-      token: listed.accessToken,
-      body: { summary: "a" },
-    });
-    await call("PATCH", `/api/v1/providers/${hidden.providerCode}`, {
-      app,
-      token: hidden.accessToken,
-      body: { summary: "b" },
-    });
-    await call("PATCH", `/api/v1/providers/${pending.providerCode}`, {
-      app,
-      token: pending.accessToken,
-      body: { summary: "c" },
-    });
+    expect((await patch(listed, { summary: "a" })).status).toBe(200);
+    expect((await patch(hidden, { summary: "b" })).status).toBe(200);
+    expect((await patch(pending, { summary: "c" })).status).toBe(200);
     await call("POST", `/api/v1/reviews/${await activeReviewCode(pending.providerCode)}/comments`, {
       app,
       token: rv,
@@ -202,24 +260,54 @@ describe("who sees what", () => {
     });
     await lifecycle(hidden.providerCode, { state: "RETIRED" }, hidden.accessToken);
     await lifecycle(listed.providerCode, { state: "RETIRED", message: "bye" }, listed.accessToken);
+    // Leaving: announced to anonymous (the write that leaves), then nothing more of it.
+    expect((await patch(leaving, { visibility: "PRIVATE" })).status).toBe(200);
+    expect((await patch(leaving, { summary: "gone quiet" })).status).toBe(200);
+    const suspension = await call("POST", `/api/v1/providers/${suspended.providerCode}/suspend`, {
+      app,
+      token: rv,
+      body: { note: "abuse" },
+    });
+    expect(suspension.status).toBe(200);
+    // Joining: announced from the write that makes it public on.
+    expect((await patch(joining, { visibility: "PUBLIC" })).status).toBe(200);
 
-    expect(await mine(anonymous)).toEqual([
+    const seenByAnonymous = await mine(anonymous);
+    expect(named(seenByAnonymous)).toEqual([
       `PROVIDER_UPDATED ${listed.providerCode}`,
       `LIFECYCLE_CHANGED ${listed.providerCode}`,
+      `PROVIDER_UPDATED ${leaving.providerCode}`,
+      `STAGE_CHANGED ${suspended.providerCode}`,
+      `PROVIDER_UPDATED ${joining.providerCode}`,
     ]);
-    expect(await mine(agent)).toEqual([
+    // What the public learns is the state after each change: out of the directory, and back in.
+    const of = (code: string) => seenByAnonymous.find((e) => e.providerCode === code)?.patch;
+    expect(of(leaving.providerCode)).toEqual([{ op: "replace", path: "/visibility", from: null, value: "PRIVATE" }]);
+    expect(of(suspended.providerCode)).toEqual([
+      { op: "replace", path: "/reviewStage", from: null, value: "SUSPENDED" },
+    ]);
+    expect(of(joining.providerCode)).toEqual([{ op: "replace", path: "/visibility", from: null, value: "PUBLIC" }]);
+
+    expect(named(await mine(agent))).toEqual([
       `PROVIDER_UPDATED ${listed.providerCode}`,
       `PROVIDER_UPDATED ${pending.providerCode}`,
       `REVIEW_COMMENTED ${pending.providerCode}`,
       `LIFECYCLE_CHANGED ${listed.providerCode}`,
+      `PROVIDER_UPDATED ${leaving.providerCode}`,
+      `STAGE_CHANGED ${suspended.providerCode}`,
+      `PROVIDER_UPDATED ${joining.providerCode}`,
     ]);
-    expect(await mine(reviewer)).toEqual([
+    expect(named(await mine(reviewer))).toEqual([
       `PROVIDER_UPDATED ${listed.providerCode}`,
       `PROVIDER_UPDATED ${hidden.providerCode}`,
       `PROVIDER_UPDATED ${pending.providerCode}`,
       `REVIEW_COMMENTED ${pending.providerCode}`,
       `LIFECYCLE_CHANGED ${hidden.providerCode}`,
       `LIFECYCLE_CHANGED ${listed.providerCode}`,
+      `PROVIDER_UPDATED ${leaving.providerCode}`,
+      `PROVIDER_UPDATED ${leaving.providerCode}`,
+      `STAGE_CHANGED ${suspended.providerCode}`,
+      `PROVIDER_UPDATED ${joining.providerCode}`,
     ]);
   });
 
@@ -250,18 +338,26 @@ describe("who sees what", () => {
     await refused.text();
   });
 
-  test("an agent's stream ends when its provider is suspended (its tokens are revoked)", async () => {
-    const p = await intake();
-    await approve(p.providerCode);
-    const stream = await subscribe({ kinds: ["LIFECYCLE_CHANGED"] }, p.accessToken);
-    await call("POST", `/api/v1/providers/${p.providerCode}/suspend`, {
-      app,
-      token: await reviewerToken(),
-      body: { note: "abuse" },
-    });
-    for (let i = 0; i < 50 && !stream.ended; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(stream.ended).toBe(true);
-  });
+  test.each([
+    ["every event", () => ({})],
+    ["kinds that are not the suspension's", () => ({ kinds: ["LIFECYCLE_CHANGED"] })],
+    ["another provider's events", () => ({ providerCode: uniqueCode("someone-else") })],
+  ])(
+    "an agent's stream (%s) ends when its provider is suspended (its tokens are revoked)",
+    async (_what, variables) => {
+      const p = await intake();
+      await approve(p.providerCode);
+      const stream = await subscribe(variables(), p.accessToken);
+      const suspended = await call("POST", `/api/v1/providers/${p.providerCode}/suspend`, {
+        app,
+        token: await reviewerToken(),
+        body: { note: "abuse" },
+      });
+      expect(suspended.status).toBe(200);
+      for (let i = 0; i < 50 && !stream.ended; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(stream.ended).toBe(true);
+    },
+  );
 });
 
 describe("revocation ends an agent's stream", () => {
@@ -343,33 +439,57 @@ describe("transport", () => {
   });
 
   test("subscriptions are GraphQL only: no REST route, nothing in the OpenAPI document", async () => {
-    for (const path of ["/api/v1/feed", "/api/v1/subscriptions", "/api/v1/webhook"]) {
+    // (The log is paged over REST at /api/v1/events and pushed by our /api/v1/webhooks; SOFA's own
+    // subscription webhooks, at /webhook, are not mounted.)
+    for (const path of ["/api/v1/feed", "/api/v1/subscriptions", "/api/v1/webhook", "/api/v1/webhook/x"]) {
       expectProblem(await call("GET", path, { app }), 404, "NOT_FOUND");
       expectProblem(await call("POST", path, { app, body: {} }), 404, "NOT_FOUND");
     }
     const doc = await call("GET", "/openapi.json", { app });
-    expect(JSON.stringify(Object.keys(doc.body.paths))).not.toMatch(/feed|subscri|webhook/i);
+    const paths = Object.keys(doc.body.paths);
+    expect(paths.filter((p) => /feed|subscri|\/webhook(\/|$)/i.test(p))).toEqual([]);
+    expect(paths).toContain("/api/v1/events");
   });
 
-  test("a subscriber that leaves frees its listener; draining ends every stream", async () => {
-    const feed = createFeed({});
-    const events = feed.subscribe(() => true)[Symbol.asyncIterator]();
+  test("a subscriber that leaves frees its stream; draining ends every stream", async () => {
+    const feed = createFeed({ db });
+    const events = (await feed.stream({ after: await lastSeq(db), audience: { kind: "reviewer" } }))[
+      Symbol.asyncIterator
+    ]();
     const first = events.next();
-    await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 50));
     expect(feed.subscribers).toBe(1);
     await events.return?.();
-    await first;
+    expect(await first).toEqual({ done: true, value: undefined });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(feed.subscribers).toBe(0);
+
+    // Many that come and go leave nothing behind.
+    const many = await Promise.all(
+      Array.from({ length: 20 }, async () =>
+        (await feed.stream({ after: await lastSeq(db), audience: { kind: "anonymous" } }))[Symbol.asyncIterator](),
+      ),
+    );
+    const pendings = many.map((s) => s.next());
+    await new Promise((r) => setTimeout(r, 50));
+    expect(feed.subscribers).toBe(20);
+    await Promise.all(many.map((s) => s.return?.()));
+    expect(await Promise.all(pendings)).toEqual(many.map(() => ({ done: true, value: undefined })));
+    await new Promise((r) => setTimeout(r, 10));
     expect(feed.subscribers).toBe(0);
 
     const draining = { draining: false };
-    const drained = createFeed({ state: draining });
-    const stream = drained.subscribe(() => true)[Symbol.asyncIterator]();
+    const drained = createFeed({ db, state: draining });
+    const stream = (await drained.stream({ after: await lastSeq(db), audience: { kind: "reviewer" } }))[
+      Symbol.asyncIterator
+    ]();
     const pending = stream.next();
-    await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 50));
     expect(drained.subscribers).toBe(1);
     draining.draining = true;
     expect(await pending).toEqual({ done: true, value: undefined });
     // (Through real processes, tests/feed/feed.replicas.test.ts checks both against Redis.)
+    await new Promise((r) => setTimeout(r, 10));
     expect(drained.subscribers).toBe(0);
     await feed.close();
     await drained.close();

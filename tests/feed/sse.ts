@@ -8,6 +8,8 @@ export interface SseStream {
   next(ms?: number): Promise<any>;
   /** Payloads received within `ms`, without waiting for any in particular. */
   drain(ms: number): Promise<any[]>;
+  /** The SSE `id` of the last payload `next` gave (the event's seq), if it had one. */
+  readonly lastId: string | undefined;
   /** Whether the server completed the stream (`event: complete` or end of body). */
   readonly ended: boolean;
   close(): Promise<void>;
@@ -34,6 +36,8 @@ export function readSse(response: Response, abort?: AbortController): SseStream 
         })();
   const decoder = new TextDecoder();
   const queue: any[] = [];
+  const ids: (string | undefined)[] = [];
+  let lastId: string | undefined;
   const waiters: (() => void)[] = [];
   let buffer = "";
   let ended = false;
@@ -51,13 +55,17 @@ export function readSse(response: Response, abort?: AbortController): SseStream 
           const message = buffer.slice(0, cut);
           buffer = buffer.slice(cut + 2);
           const event = /^event: (.*)$/m.exec(message)?.[1];
+          const id = /^id: ?(.*)$/m.exec(message)?.[1];
           const data = message
             .split("\n")
             .filter((l) => l.startsWith("data:"))
             .map((l) => l.slice(5).trimStart())
             .join("\n");
           if (event === "complete") ended = true;
-          else if (data) queue.push(JSON.parse(data));
+          else if (data) {
+            queue.push(JSON.parse(data));
+            ids.push(id);
+          }
           wake();
           cut = buffer.indexOf("\n\n");
         }
@@ -85,11 +93,16 @@ export function readSse(response: Response, abort?: AbortController): SseStream 
         if (left <= 0) throw new Error(`no event within ${ms} ms`);
         await wait(left);
       }
+      lastId = ids.shift();
       return queue.shift();
     },
     async drain(ms) {
       await new Promise((r) => setTimeout(r, ms));
+      lastId = ids.splice(0).at(-1) ?? lastId;
       return queue.splice(0);
+    },
+    get lastId() {
+      return lastId;
     },
     get ended() {
       return ended;
@@ -101,10 +114,8 @@ export function readSse(response: Response, abort?: AbortController): SseStream 
   };
 }
 
-export const FEED_QUERY = `subscription Feed($providerCode: String, $kinds: [FeedEventKind!]) {
-  feed(providerCode: $providerCode, kinds: $kinds) {
-    seq kind providerCode version at
-    provider { providerCode visibility reviewStage lifecycle lifecycleMessage successorCode updatedAt }
-    review { reviewCode status }
+export const FEED_QUERY = `subscription Feed($providerCode: String, $kinds: [EventKind!], $after: Int) {
+  feed(providerCode: $providerCode, kinds: $kinds, after: $after) {
+    seq kind providerCode version reviewCode at patch { op path from value } stateHash note
   }
 }`;

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { reviewerVerifier } from "../../src/auth/reviewer.jwt.ts";
 import { resolveViewer } from "../../src/auth/viewer.plugin.ts";
 import { createApp } from "../../src/yoga.ts";
+import { readSse } from "../feed/sse.ts";
 import { approve, call, config, gql, intake, reviewerToken, uniqueCode } from "../helpers.ts";
 import { type CountingDb, openCountingDb } from "./counting.db.ts";
 
@@ -174,13 +175,70 @@ describe("one round trip per read", () => {
 });
 
 describe("a write's statements", () => {
-  test("with nobody subscribed to the feed (no Redis), a PATCH reads nothing after its commit", async () => {
+  test("with nobody subscribed to the feed (no Redis), a PATCH reads nothing after its commit; its event is written last, inside it", async () => {
     // An app of its own, without Redis, whose feed has no subscriber.
     const alone = createApp({ ...config, responseCache: false, redisUrl: undefined }, counting.db);
-    const statements = await roundTrips(() =>
-      call("PATCH", `/api/v1/providers/${code}`, { app: alone, token, body: { summary: "Nobody is listening" } }),
+    try {
+      const statements = await roundTrips(() =>
+        call("PATCH", `/api/v1/providers/${code}`, { app: alone, token, body: { summary: "Nobody is listening" } }),
+      );
+      expect(statements.at(-1)).toBe("COMMIT");
+      // The event log is written in the write's transaction, as its last statement (src/events).
+      const commit = statements.indexOf("COMMIT");
+      expect(statements[commit - 1]).toMatch(/^INSERT INTO "events"/);
+      expect(statements.slice(commit).every((s) => s === "COMMIT")).toBe(true);
+      // Nothing else reads the log for the feed, before the commit or after it.
+      expect(statements.filter((s) => /FROM "events"/.test(s))).toEqual([]);
+    } finally {
+      await alone.dispose();
+    }
+  });
+
+  test("with twenty subscribers, a write costs one read of the log after its commit, not one per subscriber", async () => {
+    // A poll far off, so that the only read of the log is the one the write wakes.
+    const watched = createApp(
+      { ...config, responseCache: false, redisUrl: undefined, events: { ...config.events, pollMs: 600_000 } },
+      counting.db,
     );
-    expect(statements).toContain("COMMIT");
-    expect(statements.at(-1)).toBe("COMMIT");
+    const aborts: AbortController[] = [];
+    try {
+      const bodies = await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          const abort = new AbortController();
+          aborts.push(abort);
+          const response = await watched.fetch("http://registry.test/graphql", {
+            method: "POST",
+            headers: {
+              accept: "text/event-stream",
+              "content-type": "application/json",
+              authorization: `Bearer ${reviewer}`,
+            },
+            body: JSON.stringify({ query: "subscription { feed { seq kind providerCode } }" }),
+            signal: abort.signal,
+          });
+          expect(response.status).toBe(200);
+          return readSse(response, abort);
+        }),
+      );
+      await new Promise((r) => setTimeout(r, 100));
+      counting.reset();
+      const answer = await call("PATCH", `/api/v1/providers/${code}`, {
+        app: watched,
+        token,
+        body: { summary: "Watched" },
+      });
+      expect([answer.status, answer.status === 200 ? "" : answer.text]).toEqual([200, ""]);
+      // Every subscriber has the event …
+      for (const body of bodies)
+        expect((await body.next(3000)).data.feed).toMatchObject({ kind: "PROVIDER_UPDATED", providerCode: code });
+      const statements = [...counting.statements];
+      const afterCommit = statements.slice(statements.lastIndexOf("COMMIT") + 1);
+      // … from the one read of the log the replica made for all of them.
+      expect(afterCommit.filter((s) => /FROM "events"/.test(s))).toHaveLength(1);
+      await Promise.all(bodies.map((b) => b.close()));
+    } finally {
+      for (const abort of aborts) abort.abort();
+      await watched.dispose();
+    }
   });
 });

@@ -35,6 +35,15 @@ const ALLOWED = [
   // Verified publisher domains.
   "POST /api/v1/providers/:providerCode/domains",
   "POST /api/v1/providers/:providerCode/domains/:domain/check",
+  // The event log and its webhooks (#30): our own `/webhooks` routes, not SOFA's `/webhook` ones.
+  "GET /api/v1/events",
+  "GET /api/v1/webhooks",
+  "POST /api/v1/webhooks",
+  "GET /api/v1/webhooks/:webhookId",
+  "DELETE /api/v1/webhooks/:webhookId",
+  "GET /api/v1/webhooks/:webhookId/deliveries",
+  "POST /api/v1/webhooks/:webhookId/deliveries/:deliveryId/retry",
+  "POST /api/v1/webhooks/:webhookId/test",
 ].sort();
 
 describe("the REST allow-list", () => {
@@ -42,6 +51,8 @@ describe("the REST allow-list", () => {
     const routes = REST_ROUTES.map((r) => `${r.method} ${restPath(r.path)}`).sort();
     expect(routes).toEqual(ALLOWED);
     expect(new Set(routes).size).toBe(routes.length);
+    // SOFA's own webhook routes (`/webhook`, `/webhook/:id`) are never mounted; ours are `/webhooks`.
+    expect(routes.filter((r) => /\/webhook(\/|$)/.test(r))).toEqual([]);
   });
 
   test("the service description lists exactly the allow-list", async () => {
@@ -64,6 +75,9 @@ describe("the REST allow-list", () => {
     ["POST", "/api/v1/revoke-token"],
     ["POST", "/api/v1/webhook"],
     ["GET", "/api/v1/webhook"],
+    // SOFA's webhook routes, by the shapes it mounts them with.
+    ["POST", "/api/v1/webhook/some-id"],
+    ["DELETE", "/api/v1/webhook/some-id"],
     ["GET", "/api/v1/provider/some-code"],
   ])("%s %s (not on the list) is a 404", async (method, path) => {
     const answer = await call(method, path, method === "POST" ? { body: {} } : {});
@@ -76,7 +90,9 @@ describe("the REST allow-list", () => {
         .replace(":providerCode", "no-such-provider")
         .replace(":version", "1")
         .replace(":tokenId", "tok_none")
-        .replace(":reviewCode", "RV-00000000");
+        .replace(":reviewCode", "RV-00000000")
+        .replace(":webhookId", "wh_none")
+        .replace(":deliveryId", "dlv_none");
       const answer = await call(
         route.method,
         path,

@@ -275,7 +275,15 @@ describe("a check", () => {
       files.set(`/.well-known/agent-registry/${created.providerCode}.txt`, asked.body.token);
       expect((await check(created.providerCode, created.accessToken)).body.verified).toBe(true);
       const event = await stream.next(5000);
-      expect(event.data.feed).toMatchObject({ kind: "PROVIDER_UPDATED", providerCode: created.providerCode });
+      // The publisher changed, and with it the public snapshot: publisherVerified, nothing else.
+      expect(event.data.feed).toMatchObject({
+        kind: "PUBLISHER_CHANGED",
+        providerCode: created.providerCode,
+        patch: [{ op: "replace", path: "/publisherVerified", from: null, value: true }],
+        stateHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+        note: "example.test verified",
+      });
+      expect(await stream.drain(200)).toEqual([]);
     } finally {
       await stream.close();
     }
@@ -505,7 +513,32 @@ describe("re-checks", () => {
     expect((await profile(lost.providerCode)).body.verifiedDomains).toEqual([]);
     const timeline = (await profile(lost.providerCode, rv)).body.reviewTimeline as { kind: string; actor: string }[];
     expect(timeline.at(-1)).toMatchObject({ kind: "DOMAIN_VERIFICATION_LOST", actor: "system" });
-    expect(result.notes).toContainEqual({ kind: "PROVIDER_UPDATED", providerId: gone.providerId });
+    // What the re-check logged, for the feed to announce: the publisher no longer verified.
+    const lostEvents = result.notes.flatMap((n) => (n.kind === "APPENDED" ? n.events : []));
+    expect(lostEvents.filter((e) => e.providerId === gone.providerId)).toEqual([
+      expect.objectContaining({
+        kind: "PUBLISHER_CHANGED",
+        providerCode: lost.providerCode,
+        patch: [{ op: "replace", path: "/publisherVerified", value: false }],
+        note: "example.test no longer verified",
+      }),
+    ]);
+    // The one that kept its verification changed nothing public: nothing logged for it.
+    expect(lostEvents.filter((e) => e.providerCode === kept.providerCode)).toEqual([]);
+    // And it is in the log: the provider's newest event.
+    const logged = await gql(
+      "query ($code: String) { events(providerCode: $code, last: 1) { items { kind patch { op path value } note } } }",
+      { code: lost.providerCode },
+      { app, token: rv },
+    );
+    expect(logged.body.errors).toBeUndefined();
+    expect(logged.body.data.events.items).toEqual([
+      {
+        kind: "PUBLISHER_CHANGED",
+        patch: [{ op: "replace", path: "/publisherVerified", value: false }],
+        note: "example.test no longer verified",
+      },
+    ]);
   });
 
   test("expired challenges are deleted by the re-checks", async () => {

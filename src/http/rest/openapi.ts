@@ -234,6 +234,13 @@ const OPERATION_ERRORS: Record<string, ErrorCode[]> = {
   reinstateProvider: ["CONFLICT"],
   // A transition the lifecycle does not allow (409 naming the state); a stale If-Match (412).
   setProviderLifecycle: ["CONFLICT", "PRECONDITION_FAILED"],
+  // Asking from before the log's retention.
+  events: ["GONE"],
+  // A providerCode the caller may not see (404); an agent's subscriptions beyond the limit (409).
+  createWebhook: ["NOT_FOUND", "CONFLICT"],
+  // A disabled subscription, or a delivery being sent right now.
+  retryWebhookDelivery: ["CONFLICT"],
+  testWebhook: ["CONFLICT"],
 };
 
 const REQUIRES_CREDENTIALS = new Set<Auth>(["agent", "reviewer", "agentOrReviewer"]);
@@ -305,6 +312,7 @@ const RESPONSE_HEADERS: Record<string, Json> = {
     },
   },
   issueToken: NO_STORE_HEADER,
+  createWebhook: NO_STORE_HEADER,
 };
 RESPONSE_HEADERS.importProvider = RESPONSE_HEADERS.createProvider as Json;
 
@@ -477,6 +485,8 @@ const TAGS: Record<string, string> = {
   moderation: "Reviewers suspend and reinstate approved agents",
   trust: "An agent's verified publisher domains: a challenge, then a check of its proof",
   reviews: "The review queue and its workflow",
+  events: "The change log: every committed change to a provider or a review, in commit order, with its JSON Patch",
+  webhooks: "Signed pushes of the event log to a URL: subscriptions, their deliveries, redelivery and a test ping",
 };
 
 function tagsOf(routes: readonly RestRoute[]): Json[] {

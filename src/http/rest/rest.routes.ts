@@ -54,12 +54,20 @@ export const REST_ROUTES: readonly RestRoute[] = [
   route("POST /providers/:providerCode/suspend", "Mutation.suspendProvider", "reviewer", "moderation", "Suspend an approved provider"),
   route("POST /providers/:providerCode/reinstate", "Mutation.reinstateProvider", "reviewer", "moderation", "Reinstate a suspended provider"),
   route("POST /providers/:providerCode/lifecycle", "Mutation.setProviderLifecycle", "agentOrReviewer", "providers", "Deprecate, retire or reactivate a provider"),
+  route("GET /events", "Query.events", "optional", "events", "The change log, paged by seq"),
   route("GET /reviews/queue", "Query.reviewQueue", "reviewer", "reviews", "The active review queue"),
   route("GET /reviews/:reviewCode", "Query.review", "agentOrReviewer", "reviews", "Read one review"),
   route("PATCH /reviews/:reviewCode", "Mutation.updateReview", "reviewer", "reviews", "Change a review's priority"),
   route("POST /reviews/:reviewCode/assign", "Mutation.assignReview", "reviewer", "reviews", "Assign a review"),
   route("POST /reviews/:reviewCode/decision", "Mutation.decideReview", "reviewer", "reviews", "Approve, reject or request changes"),
   route("POST /reviews/:reviewCode/comments", "Mutation.commentOnReview", "agentOrReviewer", "reviews", "Comment on a review", 201),
+  route("GET /webhooks", "Query.webhooks", "agentOrReviewer", "webhooks", "List the caller's webhook subscriptions (a reviewer's: all)"),
+  route("POST /webhooks", "Mutation.createWebhook", "agentOrReviewer", "webhooks", "Subscribe a URL to events; the signing secret is answered once", 201),
+  route("GET /webhooks/:webhookId", "Query.webhook", "agentOrReviewer", "webhooks", "Read one webhook subscription"),
+  route("DELETE /webhooks/:webhookId", "Mutation.deleteWebhook", "agentOrReviewer", "webhooks", "Delete a webhook subscription"),
+  route("GET /webhooks/:webhookId/deliveries", "Query.webhookDeliveries", "agentOrReviewer", "webhooks", "A subscription's deliveries and their attempts"),
+  route("POST /webhooks/:webhookId/deliveries/:deliveryId/retry", "Mutation.retryWebhookDelivery", "agentOrReviewer", "webhooks", "Deliver one message again", 202),
+  route("POST /webhooks/:webhookId/test", "Mutation.testWebhook", "agentOrReviewer", "webhooks", "Send a test ping", 202),
 ];
 
 /**
