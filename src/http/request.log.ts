@@ -36,7 +36,17 @@ function flushLogLines(): void {
 process.on("exit", flushLogLines);
 
 /** Fixed paths served outside REST: GraphQL, the transport routes and the web pages. */
-const FIXED = new Set(["/graphql", "/health", "/ready", "/openapi.json", "/openapi.yaml", "/", "/intake", "/reviews"]);
+const FIXED = new Set([
+  "/graphql",
+  "/health",
+  "/ready",
+  "/openapi.json",
+  "/openapi.yaml",
+  "/",
+  "/intake",
+  "/reviews",
+  "/webhooks",
+]);
 /** Web pages with a parameter (API.md §4), and the pages' assets (src/web). */
 const PAGES = ["/providers/:providerCode", "/assets/:asset"];
 

@@ -4,6 +4,7 @@
  * requests are SSRF. `https:` only; each hop's name is resolved once, every address checked, and the
  * connection made to the checked address; redirects stay on the original registrable domain; one
  * deadline covers the whole request; bodies are capped; requests under way at once are capped.
+ * A POST (a webhook's delivery) follows no redirect.
  */
 import { Resolver } from "node:dns/promises";
 import http from "node:http";
@@ -36,6 +37,11 @@ export class OutboundError extends Error {
 export interface Outbound {
   /** GET an https: URL; any HTTP status is returned (not thrown); refusals and failures throw OutboundError. */
   get(url: string, options?: { accept?: string }): Promise<OutboundResponse>;
+  /**
+   * POSTs a body to an https: URL (webhooks), with the same checks and deadline as `get`; a redirect
+   * is not followed but answered as it is, like any other status.
+   */
+  post(url: string, body: string, headers: Record<string, string>): Promise<OutboundResponse>;
   /** TXT records of a name (each record's strings joined), [] when there is none (NXDOMAIN/NODATA); failures throw OutboundError("DNS"). */
   resolveTxt(name: string): Promise<string[]>;
 }
@@ -156,6 +162,12 @@ interface Target {
 /** A hop's answer: a redirect to follow, or the final response. */
 type Hop = { redirect: string } | OutboundResponse;
 
+/** What a POST sends: its body and headers of its own. */
+interface Sending {
+  body: string;
+  headers: Record<string, string>;
+}
+
 export function createOutbound(config: OutboundConfig): Outbound {
   const acquire = semaphore(config.concurrency);
 
@@ -219,15 +231,19 @@ export function createOutbound(config: OutboundConfig): Outbound {
   }
 
   /** One request: to the checked addresses (or the test host), read within the deadline and the cap. */
-  function request(target: Target, checked: string[], accept: string, deadline: number): Promise<Hop> {
+  function request(target: Target, checked: string[], accept: string, deadline: number, send?: Sending): Promise<Hop> {
     const headers: Record<string, string> = {
+      ...send?.headers,
       "user-agent": `agent-registry/${SERVICE_VERSION}`,
       accept,
       "accept-encoding": "identity",
+      ...(send ? { "content-length": String(Buffer.byteLength(send.body)) } : {}),
     };
+    const method = send ? "POST" : "GET";
     let req: http.ClientRequest;
     if (target.test) {
       req = http.request({
+        method,
         host: target.test.host,
         port: target.test.port,
         path: target.url.pathname + target.url.search,
@@ -243,6 +259,7 @@ export function createOutbound(config: OutboundConfig): Outbound {
         else callback(null, all[0]!.address, all[0]!.family);
       };
       req = https.request({
+        method,
         host: target.hostname,
         port: target.url.port || 443,
         path: target.url.pathname + target.url.search,
@@ -268,7 +285,7 @@ export function createOutbound(config: OutboundConfig): Outbound {
       req.on("response", (res) => {
         const status = res.statusCode ?? 0;
         const location = res.headers.location;
-        if (REDIRECT_STATUSES.has(status) && location) {
+        if (!send && REDIRECT_STATUSES.has(status) && location) {
           clearTimeout(timer);
           res.destroy();
           resolve({ redirect: location });
@@ -299,7 +316,7 @@ export function createOutbound(config: OutboundConfig): Outbound {
         });
         res.on("error", () => fail(new OutboundError("NETWORK", `the answer of ${target.hostname} was cut off`)));
       });
-      req.end();
+      req.end(send?.body);
     });
   }
 
@@ -336,6 +353,18 @@ export function createOutbound(config: OutboundConfig): Outbound {
     }
   }
 
+  async function post(url: string, body: string, headers: Record<string, string>): Promise<OutboundResponse> {
+    const target = parse(url);
+    const release = await acquire();
+    try {
+      const deadline = Date.now() + config.timeoutMs;
+      const checked = target.test ? [] : await addresses(target.hostname, deadline);
+      return (await request(target, checked, "*/*", deadline, { body, headers })) as OutboundResponse;
+    } finally {
+      release();
+    }
+  }
+
   async function resolveTxt(name: string): Promise<string[]> {
     const host = name.replace(/\.$/, "").toLowerCase();
     if (
@@ -361,5 +390,5 @@ export function createOutbound(config: OutboundConfig): Outbound {
     }
   }
 
-  return { get, resolveTxt };
+  return { get, post, resolveTxt };
 }

@@ -1,0 +1,211 @@
+/**
+ * The webhook worker, one per replica, off the request path: it fans new events out into
+ * deliveries (webhook.store.ts `fanOut`), claims due deliveries under a lease, sends each through
+ * the outbound door, signed, and records the attempt. Every replica runs it; the lease makes each
+ * attempt one replica's, and an attempt whose replica died is taken by another once its lease has
+ * run out. At least once: a receiver may get a message twice (same `webhook-id`), never none while
+ * the subscription is enabled.
+ */
+import type { WebhooksConfig } from "../config.ts";
+import type { Db } from "../db/client.ts";
+import { type Outbound, OutboundError } from "../outbound/outbound.ts";
+import { attemptOutcome, messageBody, nextAttemptAt, signedHeaders } from "./webhook.rules.ts";
+import {
+  type AttemptRecord,
+  behindWebhooks,
+  type Claimed,
+  claimDue,
+  fanOut,
+  type Recorded,
+  recordAttempt,
+  recordAttempts,
+} from "./webhook.store.ts";
+
+/** Events turned into deliveries per subscription per transaction. */
+const FAN_OUT_BATCH = 200;
+/** Subscriptions fanned out per pass; the next pass takes the rest. */
+const FAN_OUT_WEBHOOKS = 100;
+
+/** Where new events are announced (the event log's tail); the worker also polls. */
+export interface EventTail {
+  onAppended(listener: () => void): () => void;
+}
+
+export interface WebhookWorkerOptions {
+  db: Db;
+  outbound: Outbound;
+  config: WebhooksConfig;
+  log?: (line: Record<string, unknown>) => void;
+  /** The replica's tail of the log (or its promise, as `feed.follow()` answers it): new events are fanned out at once. */
+  tail?: EventTail | Promise<EventTail>;
+  /** The randomness of the backoff's jitter (tests pin it). */
+  random?: () => number;
+}
+
+/** What the worker has done since it started: what a benchmark or a test reads. */
+export interface WebhookStats {
+  attempts: number;
+  delivered: number;
+  retried: number;
+  disabled: number;
+  /** Attempts whose claim had passed to another replica by the time they ended. */
+  lost: number;
+  inFlight: number;
+}
+
+export interface WebhookWorker {
+  /** Looks for new events and due deliveries now, instead of at the next poll. */
+  kick(): void;
+  stats(): WebhookStats;
+  /** Stops polling and waits for the attempts under way (each bounded by the outbound deadline). */
+  stop(): Promise<void>;
+}
+
+export function startWebhooks(options: WebhookWorkerOptions): WebhookWorker {
+  const { db, outbound, config } = options;
+  const log = options.log ?? (() => {});
+  const stats: WebhookStats = { attempts: 0, delivered: 0, retried: 0, disabled: 0, lost: 0, inFlight: 0 };
+  const inFlight = new Set<Promise<void>>();
+  let stopped = false;
+  let running: Promise<void> | undefined;
+  let wantFanOut = false;
+  let wantPump = false;
+
+  const warn = (msg: string, error: unknown) =>
+    log({ level: "warn", msg, error: (error as Error)?.message ?? String(error) });
+
+  /** Runs a pass now, or right after the one under way: fan-out when asked, then claims. */
+  function schedule(fanOutToo: boolean): void {
+    if (stopped) return;
+    wantFanOut ||= fanOutToo;
+    wantPump = true;
+    if (running) return;
+    running = (async () => {
+      while (!stopped && (wantFanOut || wantPump)) {
+        const fan = wantFanOut;
+        wantFanOut = false;
+        wantPump = false;
+        if (fan) await fanOutAll().catch((error) => warn("webhook fan-out failed", error));
+        await pump().catch((error) => warn("webhook claims failed", error));
+      }
+    })().finally(() => {
+      running = undefined;
+    });
+  }
+
+  async function fanOutAll(): Promise<void> {
+    const { ids } = await behindWebhooks(db, FAN_OUT_WEBHOOKS);
+    for (const id of ids) {
+      if (stopped) return;
+      await fanOut(db, id, { now: new Date(), maxAgeMs: config.maxAgeMs, batch: FAN_OUT_BATCH });
+    }
+    if (ids.length === FAN_OUT_WEBHOOKS) wantFanOut = true;
+  }
+
+  /** Claims as many due deliveries as there are free slots, and starts their attempts. */
+  async function pump(): Promise<void> {
+    while (!stopped) {
+      const free = config.concurrency - inFlight.size;
+      if (free <= 0) return; // an attempt that ends schedules the next claim
+      const now = new Date();
+      const claimed = await claimDue(db, { now, leaseUntil: new Date(now.getTime() + config.leaseMs), limit: free });
+      for (const c of claimed) {
+        const attempt: Promise<void> = send(c).finally(() => {
+          inFlight.delete(attempt);
+          stats.inFlight = inFlight.size;
+          schedule(false);
+        });
+        inFlight.add(attempt);
+      }
+      stats.inFlight = inFlight.size;
+      if (claimed.length < free) return;
+    }
+  }
+
+  async function send(claimed: Claimed): Promise<void> {
+    stats.attempts += 1;
+    const body = messageBody(claimed);
+    const started = performance.now();
+    let answer: { status: number } | { error: string };
+    try {
+      const response = await outbound.post(
+        claimed.url,
+        body,
+        signedHeaders(claimed.secret, claimed.deliveryId, body, new Date()),
+      );
+      answer = { status: response.status };
+    } catch (error) {
+      answer = { error: error instanceof OutboundError ? error.message : "the request failed" };
+    }
+    const latencyMs = Math.round(performance.now() - started);
+    const outcome = attemptOutcome(answer);
+    const at = new Date();
+    const next = outcome.ok ? null : nextAttemptAt(claimed.attempts, at, claimed.expiresAt, config, options.random);
+    const record = { ...outcome, latencyMs, at, next };
+    try {
+      // Giving up writes more than the delivery: on its own. The rest wait for the next batch.
+      const result = outcome.ok || next ? await recorded(claimed, record) : await recordAttempt(db, claimed, record);
+      if (result === "delivered") stats.delivered += 1;
+      else if (result === "retry") stats.retried += 1;
+      else if (result === "lost") stats.lost += 1;
+      else {
+        stats.disabled += 1;
+        log({ level: "warn", msg: "webhook disabled", deliveryId: claimed.deliveryId });
+      }
+    } catch (error) {
+      // Not recorded: the lease runs out and the attempt is made again, by this replica or another.
+      warn("webhook attempt not recorded", error);
+    }
+  }
+
+  /**
+   * Attempts that ended while a batch was being written wait for the next one: one transaction
+   * for all of them (on SQLite one sync of the log), instead of one each.
+   */
+  let queue: { claimed: Claimed; record: AttemptRecord; done: (r: Recorded) => void; fail: (e: unknown) => void }[] =
+    [];
+  let writing = false;
+  function recorded(claimed: Claimed, record: AttemptRecord): Promise<Recorded> {
+    return new Promise((done, fail) => {
+      queue.push({ claimed, record, done, fail });
+      if (!writing) void flush();
+    });
+  }
+  async function flush(): Promise<void> {
+    writing = true;
+    while (queue.length > 0) {
+      const batch = queue;
+      queue = [];
+      try {
+        const results = await recordAttempts(db, batch);
+        for (const [i, b] of batch.entries()) b.done(results[i] as Recorded);
+      } catch (error) {
+        for (const b of batch) b.fail(error);
+      }
+    }
+    writing = false;
+  }
+
+  const timer = config.pollIntervalMs > 0 ? setInterval(() => schedule(true), config.pollIntervalMs) : undefined;
+  timer?.unref();
+  let unsubscribe: (() => void) | undefined;
+  void Promise.resolve(options.tail).then(
+    (tail) => {
+      if (tail && !stopped) unsubscribe = tail.onAppended(() => schedule(true));
+    },
+    (error) => warn("webhooks follow the log by polling only", error),
+  );
+  schedule(true);
+
+  return {
+    kick: () => schedule(true),
+    stats: () => ({ ...stats }),
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      unsubscribe?.();
+      await running;
+      await Promise.all([...inFlight]);
+    },
+  };
+}
