@@ -1,5 +1,5 @@
 /**
- * The web pages of API.md §4 (`/`, `/intake`, `/providers/{providerCode}`, `/reviews`), GraphiQL's
+ * The web pages of API.md §4 (`/`, `/intake`, `/providers/{providerCode}`, `/reviews`, `/webhooks`), GraphiQL's
  * page at /graphql for a browser (graphiql.ts), and their assets under `/assets/`. Pages are HTML
  * shells plus ES modules bundled in memory by esbuild (web.bundle.ts); they call `/api/v1` with
  * fetch like any other client.
@@ -64,6 +64,8 @@ export function pageOf(pathname: string): PageName | null {
       return "intake";
     case "/reviews":
       return "reviews";
+    case "/webhooks":
+      return "webhooks";
   }
   return /^\/providers\/[^/]+$/.test(pathname) ? "profile" : null;
 }

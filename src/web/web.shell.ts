@@ -9,7 +9,7 @@ interface PageInfo {
   title: string;
   description: string;
   /** The navigation entry marked as current. */
-  nav: "directory" | "intake" | "reviews" | null;
+  nav: "directory" | "intake" | "reviews" | "webhooks" | null;
 }
 
 const PAGE_INFO: Record<PageName, PageInfo> = {
@@ -32,6 +32,11 @@ const PAGE_INFO: Record<PageName, PageInfo> = {
     title: "Review queue",
     description: "Reviewers' dashboard: assign, comment, request changes, approve or reject.",
     nav: "reviews",
+  },
+  webhooks: {
+    title: "Webhooks",
+    description: "Owners and reviewers: subscribe a URL to an agent's changes, and see what was delivered.",
+    nav: "webhooks",
   },
 };
 
@@ -65,6 +70,7 @@ ${script.imports.map((src) => `<link rel="modulepreload" href="${src}">`).join("
 ${link("/", "Directory", "directory")}
 ${link("/intake", "Submit an agent", "intake")}
 ${link("/reviews", "Reviews", "reviews")}
+${link("/webhooks", "Webhooks", "webhooks")}
 </ul></nav>
 </div>
 </header>

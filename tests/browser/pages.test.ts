@@ -736,6 +736,62 @@ describe("the profile", () => {
     await done(reviewer);
   });
 
+  test("recent changes: the agent's events, newest first, with the fields each changed; review events for reviewers", async () => {
+    const p = await intake({ labels: ["maps"] });
+    // Not yet in the public directory: a visitor may see none of its events.
+    const early = await open();
+    await early.page.goto(`/providers/${p.providerCode}`);
+    const earlyChanges = early.page.getByRole("region", { name: "Recent changes", exact: true });
+    await earlyChanges.getByText("No changes recorded yet that you may see.").waitFor(WAIT);
+    await done(early);
+
+    await approve(p.providerCode);
+    const patched = await call("PATCH", `/api/v1/providers/${p.providerCode}`, {
+      token: p.accessToken,
+      body: { summary: "Plans routes for vans", labels: ["maps", "vans"] },
+    });
+    expect(patched.status).toBe(200);
+
+    const visitor = await open();
+    const page = visitor.page;
+    const reads: string[] = [];
+    page.on("request", (r) => {
+      if (new URL(r.url()).pathname === "/api/v1/events") reads.push(new URL(r.url()).search);
+    });
+    await page.goto(`/providers/${p.providerCode}`);
+    const changes = page.getByRole("region", { name: "Recent changes", exact: true });
+    const items = changes.locator("li.change");
+    await items.first().waitFor(WAIT);
+    expect(reads).toEqual([`?providerCode=${p.providerCode}&last=10`]);
+    const seen = await items.evaluateAll((lis) =>
+      lis.map((li) => ({ kind: li.getAttribute("data-kind"), seq: Number(li.getAttribute("data-seq")) })),
+    );
+    // Newest first; the review's own events are not a visitor's.
+    expect(seen.map((e) => e.seq)).toEqual([...seen.map((e) => e.seq)].sort((a, b) => b - a));
+    expect(seen.map((e) => e.kind)).toEqual(["PROVIDER_UPDATED", "STAGE_CHANGED"]);
+    const newest = items.first();
+    expect(await text(newest)).toContain("Profile updated · version 2");
+    expect(await text(newest.locator(".fields"))).toBe("Changed: summary, labels");
+    expect(await newest.locator("time").getAttribute("datetime")).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    expect(await text(newest.locator("time"))).toMatch(/now|seconds? ago|minutes? ago/);
+    expect(await text(items.nth(1))).toContain("Review stage changed");
+    expect(await text(items.nth(1).locator(".fields"))).toBe("Changed: reviewStage");
+    await done(visitor);
+
+    // A reviewer signed in on the tab sees the review's events too.
+    const reviewer = await open(DESKTOP, await reviewerToken());
+    await reviewer.page.goto(`/providers/${p.providerCode}`);
+    const reviewerItems = reviewer.page
+      .getByRole("region", { name: "Recent changes", exact: true })
+      .locator("li.change");
+    await reviewerItems.first().waitFor(WAIT);
+    const kinds = await reviewerItems.evaluateAll((lis) => lis.map((li) => li.getAttribute("data-kind")));
+    expect(kinds).toContain("REVIEW_DECIDED");
+    expect(kinds).toContain("PROVIDER_CREATED");
+    expect(kinds.length).toBeLessThanOrEqual(10);
+    await done(reviewer);
+  });
+
   test("an agent that does not exist (or may not be seen) says so", async () => {
     const visitor = await open();
     await visitor.page.goto("/providers/no-such-agent-here");
@@ -869,6 +925,7 @@ describe("every page at phone and desktop width", () => {
       ["intake", "/intake", (page) => page.getByRole("button", { name: "Submit for review" }).waitFor(WAIT)],
       ["profile", `/providers/${p.providerCode}`, (page) => page.locator("li.version").nth(1).waitFor(WAIT)],
       ["reviews", "/reviews", (page) => page.locator("article.review").first().waitFor(WAIT)],
+      ["webhooks", "/webhooks", (page) => page.getByText(/\d+ subscriptions?[.;]/).waitFor(WAIT)],
       ["graphiql", "/graphql", (page) => page.locator(".graphiql-execute-button").waitFor(WAIT)],
     ];
     for (const [width, viewport] of [

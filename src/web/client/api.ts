@@ -112,25 +112,35 @@ export function query(params: Record<string, string | number | null | undefined>
   return text ? `?${text}` : "";
 }
 
-// The reviewer's token is kept for this tab only: sessionStorage, forgotten when the tab closes.
+// Tokens pasted into a page are kept for this tab only: sessionStorage, forgotten when the tab closes.
 const REVIEWER_TOKEN_KEY = "agent-registry.reviewer-token";
+/** The token of the webhooks page: an agent's token, or a reviewer's JWT. */
+const WEBHOOKS_TOKEN_KEY = "agent-registry.webhooks-token";
 
-export function reviewerToken(): string | null {
+function stored(key: string): string | null {
   try {
-    return sessionStorage.getItem(REVIEWER_TOKEN_KEY);
+    return sessionStorage.getItem(key);
   } catch {
     return null;
   }
 }
 
-export function setReviewerToken(token: string | null): void {
+function store(key: string, token: string | null): void {
   try {
-    if (token) sessionStorage.setItem(REVIEWER_TOKEN_KEY, token);
-    else sessionStorage.removeItem(REVIEWER_TOKEN_KEY);
+    if (token) sessionStorage.setItem(key, token);
+    else sessionStorage.removeItem(key);
   } catch {
     // Storage refused (private mode): the session lasts as long as the page then.
   }
 }
+
+export const reviewerToken = (): string | null => stored(REVIEWER_TOKEN_KEY);
+export const setReviewerToken = (token: string | null): void => store(REVIEWER_TOKEN_KEY, token);
+export const webhooksToken = (): string | null => stored(WEBHOOKS_TOKEN_KEY);
+export const setWebhooksToken = (token: string | null): void => store(WEBHOOKS_TOKEN_KEY, token);
+
+/** Whether a token is an agent's access token (`agr_…`) rather than a reviewer's JWT. */
+export const isAgentToken = (token: string): boolean => token.startsWith("agr_");
 
 /** The claims of a JWT, decoded for display only (the server verifies it). */
 export function jwtClaims(token: string): { sub?: string; exp?: number; roles?: unknown } | null {

@@ -333,6 +333,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/events": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The change log, paged by seq
+     * @description The change log, oldest first, what the caller may see only (anonymous: provider events of providers in the public directory, before or after the change; an agent: also every event of its own provider; reviewers: everything). Page with `after` = the seq of the last event processed; asking from before the retention is a 410 naming the oldest available seq.
+     */
+    get: operations["events"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/reviews/queue": {
     parameters: {
       query?: never;
@@ -437,6 +457,114 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/webhooks": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the caller's webhook subscriptions (a reviewer's: all)
+     * @description The caller's webhook subscriptions (a reviewer's: every one), oldest first.
+     */
+    get: operations["webhooks"];
+    put?: never;
+    /**
+     * Subscribe a URL to events; the signing secret is answered once
+     * @description Subscribes an https: URL to the events from now on. An agent's token subscribes to its own provider's events; a reviewer's to any provider's (providerCode) or all, optionally only some kinds. The signing secret is answered this once.
+     */
+    post: operations["createWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/webhooks/{webhookId}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read one webhook subscription
+     * @description One subscription; null, with a NOT_FOUND error, when there is none the caller may see.
+     */
+    get: operations["webhook"];
+    put?: never;
+    post?: never;
+    /**
+     * Delete a webhook subscription
+     * @description Deletes a subscription and its delivery log; answers it as it was.
+     */
+    delete: operations["deleteWebhook"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/webhooks/{webhookId}/deliveries": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A subscription's deliveries and their attempts
+     * @description A subscription's deliveries, newest first: status, attempts, the last one's status, latency and error.
+     */
+    get: operations["webhookDeliveries"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/webhooks/{webhookId}/deliveries/{deliveryId}/retry": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Deliver one message again
+     * @description Delivers one message again, with the same webhook-id: due now, with a fresh series of attempts. Not while an attempt of it is under way.
+     */
+    post: operations["retryWebhookDelivery"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/webhooks/{webhookId}/test": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send a test ping
+     * @description Sends a test ping (type PING) to the subscription's URL, as a delivery of its own.
+     */
+    post: operations["testWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -478,6 +606,7 @@ export interface components {
         | "METHOD_NOT_ALLOWED"
         | "CONFLICT"
         | "PRECONDITION_FAILED"
+        | "GONE"
         | "PAYLOAD_TOO_LARGE"
         | "UNSUPPORTED_MEDIA_TYPE"
         | "UNPROCESSABLE_CONTENT"
@@ -1052,6 +1181,59 @@ export interface components {
       /** @description Why this check found no proof; null when it did */
       reason: string | null;
     };
+    EventPage: {
+      items: components["schemas"]["Event"][];
+      /**
+       * Format: int32
+       * @description The `after` of the next page when this one is full; null when the page reached the end of the log as it is now (poll again with the seq of the last event you processed)
+       */
+      nextCursor: number | null;
+    };
+    /** @description One committed change to a provider or a review, in the registry-wide order of the log. Replaying the `patch` of each of a provider's events, from its PROVIDER_CREATED on, over `{}` gives its public snapshot, whose SHA-256 (of its RFC 8785 form) is `stateHash`. */
+    Event: {
+      /**
+       * Format: int32
+       * @description The event's place in the log: increasing in commit order across all replicas, never reused; gaps are events the caller may not see (or writes that rolled back)
+       */
+      seq: number;
+      /**
+       * Format: date-time
+       * @description When the change was written
+       */
+      at: string;
+      kind: components["schemas"]["EventKind"];
+      providerCode: string | null;
+      /**
+       * Format: int32
+       * @description The provider's profile version after the change
+       */
+      version: number | null;
+      /** @description The review a review event concerns */
+      reviewCode: string | null;
+      /** @description RFC 6902 JSON Patch from the provider's public snapshot before the change to after it (a creation's from `{}`); empty when the change left it as it was */
+      patch: components["schemas"]["JsonPatchOperation"][];
+      /** @description SHA-256 (hex) of the RFC 8785 canonical public snapshot after the change */
+      stateHash: string | null;
+      /** @description Why, where the kind alone does not say */
+      note: string | null;
+    };
+    /**
+     * @description Provider events (PROVIDER_CREATED, PROVIDER_UPDATED, LIFECYCLE_CHANGED, STAGE_CHANGED, PUBLISHER_CHANGED), review events (REVIEW_…) and WEBHOOK_DISABLED; review and webhook events are for reviewers and the provider's owner only
+     * @enum {string}
+     */
+    EventKind:
+      | "PROVIDER_CREATED"
+      | "PROVIDER_UPDATED"
+      | "LIFECYCLE_CHANGED"
+      | "STAGE_CHANGED"
+      | "PUBLISHER_CHANGED"
+      | "REVIEW_OPENED"
+      | "REVIEW_ASSIGNED"
+      | "REVIEW_DECIDED"
+      | "REVIEW_RESUBMITTED"
+      | "REVIEW_COMMENTED"
+      | "REVIEW_PRIORITY_CHANGED"
+      | "WEBHOOK_DISABLED";
     /** @enum {string} */
     ReviewStatus: "OPEN" | "IN_PROGRESS" | "CHANGES_REQUESTED" | "APPROVED" | "REJECTED" | "WITHDRAWN";
     /** @enum {string} */
@@ -1094,6 +1276,104 @@ export interface components {
     ReviewKind: "INTAKE" | "UPDATE";
     /** @enum {string} */
     ReviewDecision: "APPROVE" | "REJECT" | "REQUEST_CHANGES";
+    WebhookPage: {
+      items: components["schemas"]["Webhook"][];
+      nextCursor: string | null;
+    };
+    /** @description A subscription: the events its owner may see (and its filters keep) are pushed to its URL, signed as Standard Webhooks says. */
+    Webhook: {
+      id: string;
+      webhookId: string;
+      url: string;
+      /** @description Only this provider's events; null for every provider the owner may see */
+      providerCode: string | null;
+      /** @description Only these event kinds; null for every kind */
+      kinds: string[] | null;
+      /** @description `agent:<code>` or `reviewer:<subject>` */
+      createdBy: string;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      createdAt: string;
+      enabled: boolean;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      disabledAt: string | null;
+      /** @description Why deliveries stopped: a message that could not be delivered for the whole retry period */
+      disabledReason: string | null;
+      /**
+       * Format: int32
+       * @description The seq of the last event looked at for deliveries
+       */
+      lastSeq: number;
+    };
+    CreatedWebhook: {
+      /** @description The signing secret (`whsec_…`), shown this once only: keep it to verify deliveries */
+      secret: string;
+      webhook: components["schemas"]["Webhook"];
+    };
+    WebhookDeliveryPage: {
+      items: components["schemas"]["WebhookDelivery"][];
+      nextCursor: string | null;
+    };
+    /** @description One message of a subscription (an event, or a test ping) and its attempts. */
+    WebhookDelivery: {
+      id: string;
+      /** @description The message id: the `webhook-id` header of every attempt, redeliveries included */
+      deliveryId: string;
+      /**
+       * Format: int32
+       * @description The event's seq; null for a ping
+       */
+      seq: number | null;
+      /** @description The message's type: the event's kind, or PING */
+      kind: string;
+      status: components["schemas"]["WebhookDeliveryStatus"];
+      /**
+       * Format: int32
+       * @description Attempts made in this series (a redelivery starts a new one)
+       */
+      attempts: number;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      lastAttemptAt: string | null;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      nextAttemptAt: string | null;
+      /**
+       * Format: int32
+       * @description The HTTP status of the last attempt; null when it got no answer
+       */
+      lastStatusCode: number | null;
+      /**
+       * Format: int32
+       * @description How long the last attempt took
+       */
+      latencyMs: number | null;
+      lastError: string | null;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      deliveredAt: string | null;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      createdAt: string;
+    };
+    /**
+     * @description PENDING: attempts go on; SUCCEEDED: the receiver answered 2xx; FAILED: given up
+     * @enum {string}
+     */
+    WebhookDeliveryStatus: "PENDING" | "SUCCEEDED" | "FAILED";
   };
   responses: {
     /** @description Bad request (BAD_USER_INPUT) */
@@ -1194,6 +1474,15 @@ export interface components {
     };
     /** @description Precondition failed (PRECONDITION_FAILED) */
     PRECONDITION_FAILED: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description Gone (GONE) */
+    GONE: {
       headers: {
         [name: string]: unknown;
       };
@@ -2119,6 +2408,64 @@ export interface operations {
       500: components["responses"]["INTERNAL"];
     };
   };
+  events: {
+    parameters: {
+      query?: {
+        /** @description Only events after this seq (0: from the first kept); default: from the oldest kept */
+        after?: number;
+        /** @description Instead of after: the newest `last` events (1–500), oldest first */
+        last?: number;
+        /** @description Page size, 1–500 (default 100) */
+        limit?: number;
+        /** @description Only this provider's events */
+        providerCode?: string;
+        /** @description Only these kinds, EventKind names (comma-separated in REST) */
+        kinds?: string[];
+      };
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The change log, paged by seq */
+      200: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["EventPage"];
+        };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      410: components["responses"]["GONE"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
   reviewQueue: {
     parameters: {
       query?: {
@@ -2382,6 +2729,300 @@ export interface operations {
       401: components["responses"]["UNAUTHENTICATED"];
       403: components["responses"]["FORBIDDEN"];
       404: components["responses"]["NOT_FOUND"];
+      413: components["responses"]["PAYLOAD_TOO_LARGE"];
+      415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  webhooks: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+      };
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description List the caller's webhook subscriptions (a reviewer's: all) */
+      200: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookPage"];
+        };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  createWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description An https: URL on a public host */
+          url: string;
+          /** @description Only this provider's events (an agent: its own, the default) */
+          providerCode?: string | null;
+          /** @description Only these event kinds; every kind when left out */
+          kinds?: string[] | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Subscribe a URL to events; the signing secret is answered once */
+      201: {
+        headers: {
+          /** @description `no-store`: the answer holds a token in plaintext */
+          "Cache-Control"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["CreatedWebhook"];
+        };
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      404: components["responses"]["NOT_FOUND"];
+      409: components["responses"]["CONFLICT"];
+      413: components["responses"]["PAYLOAD_TOO_LARGE"];
+      415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  webhook: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
+      path: {
+        webhookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Read one webhook subscription */
+      200: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Webhook"];
+        };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      404: components["responses"]["NOT_FOUND"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  deleteWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        webhookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Delete a webhook subscription */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Webhook"];
+        };
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      404: components["responses"]["NOT_FOUND"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  webhookDeliveries: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+      };
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
+      path: {
+        webhookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A subscription's deliveries and their attempts */
+      200: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookDeliveryPage"];
+        };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      404: components["responses"]["NOT_FOUND"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  retryWebhookDelivery: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        webhookId: string;
+        deliveryId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description Deliver one message again */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookDelivery"];
+        };
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      404: components["responses"]["NOT_FOUND"];
+      409: components["responses"]["CONFLICT"];
+      413: components["responses"]["PAYLOAD_TOO_LARGE"];
+      415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  testWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        webhookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description Send a test ping */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookDelivery"];
+        };
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      404: components["responses"]["NOT_FOUND"];
+      409: components["responses"]["CONFLICT"];
       413: components["responses"]["PAYLOAD_TOO_LARGE"];
       415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
       429: components["responses"]["RATE_LIMITED"];

@@ -32,6 +32,10 @@ export type VersionPage = Answer<"/api/v1/providers/{providerCode}/versions">;
 export type Version = Answer<"/api/v1/providers/{providerCode}/versions/{version}">;
 export type VersionDiff = Answer<"/api/v1/providers/{providerCode}/versions/{from}/diff/{to}">;
 export type ReviewPage = Answer<"/api/v1/reviews/queue">;
+export type EventPage = Answer<"/api/v1/events">;
+export type WebhookPage = Answer<"/api/v1/webhooks">;
+export type CreatedWebhook = Answer<"/api/v1/webhooks", "post">;
+export type DeliveryPage = Answer<"/api/v1/webhooks/{webhookId}/deliveries">;
 
 // What those answers hold.
 export type ProviderSummary = ProviderPage["items"][number];
@@ -43,4 +47,10 @@ export type PatchOperation = VersionDiff[number];
 /** A provider's lifecycle, on summaries and profiles. */
 export type Lifecycle = Pick<ProviderSummary, "lifecycle" | "lifecycleMessage" | "successorCode">;
 export type ReviewStage = Schemas["ReviewStage"];
+/** An event of the change log (named so as not to hide the DOM's `Event`). */
+export type RegistryEvent = EventPage["items"][number];
+export type EventKind = Schemas["EventKind"];
+export type Webhook = WebhookPage["items"][number];
+/** A webhook's message and its attempts (also the answer of a redelivery and of a test ping). */
+export type Delivery = DeliveryPage["items"][number];
 export type TrustTier = Schemas["TrustTier"];

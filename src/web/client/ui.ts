@@ -46,6 +46,36 @@ export function time(iso: string | null | undefined): Child {
   return h("time", { datetime: iso, title: iso }, dateFormat.format(date));
 }
 
+const relativeFormat = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ["year", 365 * 86_400],
+  ["month", 30 * 86_400],
+  ["day", 86_400],
+  ["hour", 3600],
+  ["minute", 60],
+  ["second", 1],
+];
+
+/** How long ago (or from now) an instant is, in words: "5 minutes ago", "in 2 hours", "now". */
+export function relative(iso: string, now = Date.now()): string {
+  const seconds = Math.round((new Date(iso).getTime() - now) / 1000);
+  for (const [unit, size] of UNITS) {
+    if (Math.abs(seconds) >= size || unit === "second") {
+      return relativeFormat.format(Math.trunc(seconds / size), unit);
+    }
+  }
+  return iso;
+}
+
+/** A `<time>` saying how long ago an instant was, with the date and time beside it. */
+export function timeAgo(iso: string | null | undefined): Child {
+  if (!iso) return "—";
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const absolute = dateFormat.format(date);
+  return h("time", { datetime: iso, title: iso }, relative(iso), h("span", { class: "muted" }, ` (${absolute})`));
+}
+
 /** A small label; `tone` picks its colour. */
 export function badge(text: string, tone = "neutral", title?: string): HTMLElement {
   return h("span", { class: `badge badge-${tone}`, title: title ?? null }, text);

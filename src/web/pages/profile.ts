@@ -1,22 +1,26 @@
 /**
- * `/providers/{providerCode}`: the full profile, section by section, the review timeline, and the
- * version history with the changes each version made to the one before it. A reviewer signed in on
- * this tab sees what reviewers see (contact, tokens, notes, private agents).
+ * `/providers/{providerCode}`: the full profile, section by section, the agent's recent changes
+ * (from the change log), the review timeline, and the version history with the changes each version
+ * made to the one before it. A reviewer signed in on this tab sees what reviewers see (contact,
+ * tokens, notes, review events, private agents).
  */
 import { ApiError, isAbort, query, readAsViewer, reviewerToken } from "../client/api.ts";
 import { type Change, patchChanges } from "../client/diff.ts";
 import { type Child, h, mainElement, replace, uid } from "../client/dom.ts";
+import { changedFields, kindWords } from "../client/events.ts";
 import { lifecycleBadge, lifecycleNotice } from "../client/lifecycle.ts";
 import type {
+  EventPage,
   PatchOperation,
   Provider,
+  RegistryEvent,
   Snapshot,
   Version,
   VersionDiff,
   VersionPage,
   VersionSummary,
 } from "../client/types.ts";
-import { badge, errorBox, humanize, Status, setTitle, stageBadge, tierBadge, time } from "../client/ui.ts";
+import { badge, errorBox, humanize, Status, setTitle, stageBadge, tierBadge, time, timeAgo } from "../client/ui.ts";
 
 const main = mainElement();
 const codeFromPath = (() => {
@@ -193,6 +197,7 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
     ["roles", "People and roles"],
     ...(contactEmail !== null ? ([["contact", "Contact"]] as [string, string][]) : []),
     ...(tokenList !== null ? ([["tokens", "Access tokens"]] as [string, string][]) : []),
+    ["changes", "Recent changes"],
     ["timeline", "Review timeline"],
     ["versions", "Version history"],
   ];
@@ -372,9 +377,66 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
     roles,
     contact,
     tokens,
+    changesSection(),
     timeline,
     versionsSection(),
   ].filter((x): x is HTMLElement => x !== null);
+}
+
+// ---------------------------------------------------------------- recent changes (the change log)
+
+const RECENT_EVENTS = 10;
+
+function eventItem(e: RegistryEvent): HTMLElement {
+  const fields = e.kind === "PROVIDER_CREATED" ? [] : changedFields(e);
+  return h(
+    "li",
+    { class: "change", "data-kind": e.kind, "data-seq": e.seq },
+    h("span", { class: "when" }, timeAgo(e.at)),
+    h(
+      "span",
+      { class: "what" },
+      h("strong", null, kindWords(e.kind)),
+      e.version !== null ? ` · version ${e.version}` : null,
+      e.reviewCode ? [" · review ", h("code", null, e.reviewCode)] : null,
+    ),
+    fields.length ? h("p", { class: "hint fields" }, "Changed: ", fields.join(", ")) : null,
+    e.note ? h("p", { class: "note" }, e.note) : null,
+  );
+}
+
+/** The agent's newest events, newest first: what anyone may see, and review events for reviewers. */
+function changesSection(): HTMLElement {
+  const body = h("div", { class: "changes-body" });
+  const changesStatus = new Status();
+  async function load(): Promise<void> {
+    changesStatus.loading("Loading recent changes…", 0);
+    try {
+      const { data } = await readAsViewer<EventPage>(
+        `/events${query({ providerCode: codeFromPath, last: RECENT_EVENTS })}`,
+      );
+      // `last` answers the newest events oldest first.
+      const events = [...data.items].sort((a, b) => b.seq - a.seq);
+      replace(
+        body,
+        events.length
+          ? h("ol", { class: "changes" }, events.map(eventItem))
+          : none("No changes recorded yet that you may see."),
+      );
+      changesStatus.clear();
+    } catch (error) {
+      body.replaceChildren();
+      changesStatus.message(errorBox(error, () => void load(), "Could not load the recent changes."));
+    }
+  }
+  void load();
+  return section(
+    "changes",
+    "Recent changes",
+    h("p", { class: "hint" }, `The ${RECENT_EVENTS} newest, newest first.`),
+    body,
+    changesStatus.element,
+  );
 }
 
 // ---------------------------------------------------------------- versions and their diffs
