@@ -11,7 +11,7 @@
  * for the append and the commit only, not the write's own work.
  */
 import { type Db, type Dialect, dialectIn, type Queryable, queryRows, rawTransaction } from "../db/client.ts";
-import { columnList, columnsOf, pickColumns, rowReader } from "../db/model.ts";
+import { asDate, columnList, columnsOf, pickColumns, rowReader } from "../db/model.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import {
   type Audience,
@@ -69,9 +69,11 @@ export async function appendEvents(tx: Queryable, drafts: readonly EventDraft[])
   const written = await queryRows(
     tx,
     Prisma.sql`INSERT INTO "events" ("at", "kind", "providerId", "providerCode", "version", "reviewCode", "patch", "stateHash", "note", "listed")
-      VALUES ${Prisma.join(rows)} RETURNING ${EVENT_SQL}`,
+      VALUES ${Prisma.join(rows)} RETURNING "seq"`,
   );
-  return written.map(eventRow).sort((a, b) => a.seq - b.seq);
+  // The rows are the drafts as given: only their seqs are read back (in the order of the VALUES).
+  const seqs = written.map((r) => Number(r.seq)).sort((a, b) => a - b);
+  return drafts.map((draft, i) => ({ ...draft, seq: seqs[i] as number, at }));
 }
 
 /** What a public snapshot is read from, when a write has not the provider's row in hand. */
@@ -190,22 +192,39 @@ export async function prunedThrough(db: Queryable): Promise<number> {
   return Number(row?.prunedThrough ?? 0);
 }
 
+/** How many of the oldest events retention looks at, and deletes, per transaction. */
+const PRUNE_BATCH = 1000;
+
 /**
  * Deletes the events older than `before`: the longest prefix of the log (by seq) written before it,
- * so that what is left is everything after one seq, which is recorded with the deletion.
+ * so that what is left is everything after one seq, which is recorded with each deletion. It never
+ * deletes the newest event: on SQLite the next seq is the highest left plus one.
  */
 export async function pruneEvents(db: Db, before: Date): Promise<number> {
-  return rawTransaction(db, async (tx) => {
-    const [cut] = await queryRows(tx, Prisma.sql`SELECT MAX("seq") AS "seq" FROM "events" WHERE "at" < ${before}`);
-    const through = Number(cut?.seq ?? 0);
-    if (through === 0) return 0;
-    await queryRows(tx, Prisma.sql`DELETE FROM "events" WHERE "seq" <= ${through}`);
-    await queryRows(
-      tx,
-      Prisma.sql`UPDATE "event_retention" SET "prunedThrough" = ${through} WHERE "id" = 1 AND "prunedThrough" < ${through}`,
-    );
-    return through;
-  });
+  let through = 0;
+  for (;;) {
+    const cut = await rawTransaction(db, async (tx) => {
+      const oldest = await queryRows(
+        tx,
+        Prisma.sql`SELECT "seq", "at" FROM "events" WHERE "seq" < (SELECT MAX("seq") FROM "events")
+          ORDER BY "seq" LIMIT ${PRUNE_BATCH}`,
+      );
+      let last = 0;
+      for (const row of oldest) {
+        if (asDate(row.at) >= before) break;
+        last = Number(row.seq);
+      }
+      if (last === 0) return { last, more: false };
+      await queryRows(tx, Prisma.sql`DELETE FROM "events" WHERE "seq" <= ${last}`);
+      await queryRows(
+        tx,
+        Prisma.sql`UPDATE "event_retention" SET "prunedThrough" = ${last} WHERE "id" = 1 AND "prunedThrough" < ${last}`,
+      );
+      return { last, more: last === Number(oldest[oldest.length - 1]?.seq) && oldest.length === PRUNE_BATCH };
+    });
+    through = cut.last || through;
+    if (!cut.more) return through;
+  }
 }
 
 /** An event as JSON, as a client reads it (a webhook's payload carries it). */

@@ -19,6 +19,11 @@ export interface Tail {
   ready(): Promise<void>;
   /** Something was appended (here or on another replica): read the log's end soon. */
   poke(): void;
+  /**
+   * Events this replica has just committed: held at once when they follow the head (no read of
+   * what the write already returned), else the log's end is read.
+   */
+  committed(events: readonly LoggedEvent[]): void;
   /** The newest seq held. */
   readonly head: number;
   /** The events after `after` (up to `head`), from memory; null when `after` is older than the window. */
@@ -35,26 +40,30 @@ export function createTail(db: Db, options: { pollMs: number; log?: (line: Recor
   let base = 0;
   let head = 0;
   let started: Promise<void> | undefined;
+  let following = false;
   let reading: Promise<void> | undefined;
   let again = false;
   let timer: NodeJS.Timeout | undefined;
   const listeners = new Set<(events: readonly LoggedEvent[]) => void>();
 
+  /** Takes events that follow the head; listeners hear of them in the same turn. */
+  function hold(events: readonly LoggedEvent[]): void {
+    window.push(...events);
+    head = events[events.length - 1]?.seq ?? head;
+    if (window.length > WINDOW) {
+      const dropped = window.length - WINDOW;
+      base = window[dropped - 1]?.seq ?? base;
+      window = window.slice(dropped);
+    }
+    // In the same turn as `head` moves: a reader that compares its position with `head` and then
+    // listens misses nothing.
+    for (const listener of [...listeners]) listener(events);
+  }
+
   async function readEnd(): Promise<void> {
     for (;;) {
       const page = await readEvents(db, { after: head, limit: PAGE, audience: { kind: "reviewer" } });
-      if (page.length > 0) {
-        window.push(...page);
-        head = page[page.length - 1]?.seq ?? head;
-        if (window.length > WINDOW) {
-          const dropped = window.length - WINDOW;
-          base = window[dropped - 1]?.seq ?? base;
-          window = window.slice(dropped);
-        }
-        // In the same turn as `head` moves: a reader that compares its position with `head` and
-        // then listens misses nothing.
-        for (const listener of [...listeners]) listener(page);
-      }
+      if (page.length > 0) hold(page);
       if (page.length < PAGE) break;
     }
   }
@@ -79,10 +88,17 @@ export function createTail(db: Db, options: { pollMs: number; log?: (line: Recor
   }
 
   return {
+    committed(events) {
+      // Only between reads: a read under way may return these events too.
+      const follows = events.every((event, i) => event.seq === head + 1 + i);
+      if (following && !reading && events.length > 0 && follows) hold(events);
+      else poke();
+    },
     ready() {
       started ??= lastSeq(db).then((seq) => {
         base = seq;
         head = seq;
+        following = true;
         timer = setInterval(poke, options.pollMs);
         timer.unref();
       });

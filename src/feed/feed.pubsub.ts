@@ -184,11 +184,12 @@ export function createFeed(options: {
     async announce(notes) {
       let seq = 0;
       for (const note of notes) {
-        if (note.kind === "APPENDED") for (const event of note.events) seq = Math.max(seq, event.seq);
-        else await send({ kind: "TOKENS_REVOKED", providerId: note.providerId, tokenIds: note.tokenIds });
+        if (note.kind === "APPENDED") {
+          tail.committed(note.events);
+          for (const event of note.events) seq = Math.max(seq, event.seq);
+        } else await send({ kind: "TOKENS_REVOKED", providerId: note.providerId, tokenIds: note.tokenIds });
       }
       if (seq === 0) return;
-      tail.poke();
       // Other replicas' tails: without Redis there are none to wake, or their timers find it.
       if (publisher) await send({ kind: "APPENDED", seq });
     },

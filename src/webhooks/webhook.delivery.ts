@@ -23,6 +23,8 @@ import {
 
 /** Events turned into deliveries per subscription per transaction. */
 const FAN_OUT_BATCH = 200;
+/** How long new events wait for others before they are fanned out. */
+const FAN_OUT_DELAY_MS = 10;
 /** Subscriptions fanned out per pass; the next pass takes the rest. */
 const FAN_OUT_WEBHOOKS = 100;
 
@@ -74,18 +76,29 @@ export function startWebhooks(options: WebhookWorkerOptions): WebhookWorker {
   const warn = (msg: string, error: unknown) =>
     log({ level: "warn", msg, error: (error as Error)?.message ?? String(error) });
 
-  /** Runs a pass now, or right after the one under way: fan-out when asked, then claims. */
-  function schedule(fanOutToo: boolean): void {
+  /**
+   * Runs a pass now, or right after the one under way: what is asked — a fan-out (new events), claims
+   * (the timer, an attempt that ended), or both. New events alone claim only when the fan-out made
+   * deliveries: a write to a registry without subscriptions costs one read here, not a claim.
+   */
+  function schedule(work: { fanOut?: boolean; pump?: boolean }): void {
     if (stopped) return;
-    wantFanOut ||= fanOutToo;
-    wantPump = true;
+    wantFanOut ||= work.fanOut ?? false;
+    wantPump ||= work.pump ?? false;
     if (running) return;
     running = (async () => {
       while (!stopped && (wantFanOut || wantPump)) {
         const fan = wantFanOut;
         wantFanOut = false;
+        if (fan) {
+          const made = await fanOutAll().catch((error) => {
+            warn("webhook fan-out failed", error);
+            return 0;
+          });
+          wantPump ||= made > 0;
+        }
+        if (!wantPump) continue;
         wantPump = false;
-        if (fan) await fanOutAll().catch((error) => warn("webhook fan-out failed", error));
         await pump().catch((error) => warn("webhook claims failed", error));
       }
     })().finally(() => {
@@ -93,13 +106,16 @@ export function startWebhooks(options: WebhookWorkerOptions): WebhookWorker {
     });
   }
 
-  async function fanOutAll(): Promise<void> {
+  /** Fans out the subscriptions behind the log; answers how many deliveries it made. */
+  async function fanOutAll(): Promise<number> {
     const { ids } = await behindWebhooks(db, FAN_OUT_WEBHOOKS);
+    let made = 0;
     for (const id of ids) {
-      if (stopped) return;
-      await fanOut(db, id, { now: new Date(), maxAgeMs: config.maxAgeMs, batch: FAN_OUT_BATCH });
+      if (stopped) return made;
+      made += await fanOut(db, id, { now: new Date(), maxAgeMs: config.maxAgeMs, batch: FAN_OUT_BATCH });
     }
     if (ids.length === FAN_OUT_WEBHOOKS) wantFanOut = true;
+    return made;
   }
 
   /** Claims as many due deliveries as there are free slots, and starts their attempts. */
@@ -113,7 +129,7 @@ export function startWebhooks(options: WebhookWorkerOptions): WebhookWorker {
         const attempt: Promise<void> = send(c).finally(() => {
           inFlight.delete(attempt);
           stats.inFlight = inFlight.size;
-          schedule(false);
+          schedule({ pump: true });
         });
         inFlight.add(attempt);
       }
@@ -186,19 +202,35 @@ export function startWebhooks(options: WebhookWorkerOptions): WebhookWorker {
     writing = false;
   }
 
-  const timer = config.pollIntervalMs > 0 ? setInterval(() => schedule(true), config.pollIntervalMs) : undefined;
+  const timer =
+    config.pollIntervalMs > 0
+      ? setInterval(() => schedule({ fanOut: true, pump: true }), config.pollIntervalMs)
+      : undefined;
   timer?.unref();
   let unsubscribe: (() => void) | undefined;
   void Promise.resolve(options.tail).then(
     (tail) => {
-      if (tail && !stopped) unsubscribe = tail.onAppended(() => schedule(true));
+      if (!tail || stopped) return;
+      // New events are fanned out a few milliseconds later, so that a burst of writes costs one
+      // look at the subscriptions rather than one each.
+      let soon: NodeJS.Timeout | undefined;
+      const stop = tail.onAppended(() => {
+        soon ??= setTimeout(() => {
+          soon = undefined;
+          schedule({ fanOut: true });
+        }, FAN_OUT_DELAY_MS);
+      });
+      unsubscribe = () => {
+        clearTimeout(soon);
+        stop();
+      };
     },
     (error) => warn("webhooks follow the log by polling only", error),
   );
-  schedule(true);
+  schedule({ fanOut: true, pump: true });
 
   return {
-    kick: () => schedule(true),
+    kick: () => schedule({ fanOut: true, pump: true }),
     stats: () => ({ ...stats }),
     async stop() {
       stopped = true;

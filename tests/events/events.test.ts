@@ -17,17 +17,7 @@ import { migrate } from "../../src/db/migrate.ts";
 import { pruneEvents } from "../../src/events/event.store.ts";
 import { createApp } from "../../src/yoga.ts";
 import { FEED_QUERY, readSse } from "../feed/sse.ts";
-import {
-  app,
-  approve,
-  call,
-  config,
-  expectProblem,
-  gql,
-  gqlCodes,
-  intake,
-  reviewerToken,
-} from "../helpers.ts";
+import { app, approve, call, config, expectProblem, gql, gqlCodes, intake, reviewerToken } from "../helpers.ts";
 import { replicaDatabase } from "../process/server.process.ts";
 
 type Event = {
@@ -311,14 +301,19 @@ describe("retention", () => {
       },
     });
     expect(made.status).toBe(201);
-    // Everything so far is older than the cut.
-    const through = await pruneEvents(ownDb, new Date(Date.now() + 1000));
-    expect(through).toBe(2);
-    await call("PATCH", `/api/v1/providers/${made.body.providerCode}`, {
-      app: ownApp,
-      token: made.body.accessToken,
-      body: { summary: "Still here" },
-    });
+    const patch = (summary: string) =>
+      call("PATCH", `/api/v1/providers/${made.body.providerCode}`, {
+        app: ownApp,
+        token: made.body.accessToken,
+        body: { summary },
+      });
+    await patch("Still here");
+    // Everything so far is older than the cut; the newest event is kept whatever its age.
+    expect(await pruneEvents(ownDb, new Date(Date.now() + 1000))).toBe(2);
+    const left = await call("GET", "/api/v1/events", { app: ownApp, token: rv });
+    expect(left.body.items.map((e: Event) => e.seq)).toEqual([3]);
+    // The next seq is the next number, never one handed out before.
+    await patch("Here again");
 
     const gone = await call("GET", "/api/v1/events?after=0", { app: ownApp, token: rv });
     expectProblem(gone, 410, "GONE");
@@ -328,8 +323,11 @@ describe("retention", () => {
     expect(graphql.body.errors[0].extensions.oldestSeq).toBe(3);
     // From the cut on, and by default (the oldest kept), the log answers.
     const kept = await call("GET", "/api/v1/events?after=2", { app: ownApp, token: rv });
-    expect(kept.body.items.map((e: Event) => [e.seq, e.kind])).toEqual([[3, "PROVIDER_UPDATED"]]);
-    expect((await call("GET", "/api/v1/events", { app: ownApp, token: rv })).body.items).toHaveLength(1);
+    expect(kept.body.items.map((e: Event) => [e.seq, e.kind])).toEqual([
+      [3, "PROVIDER_UPDATED"],
+      [4, "PROVIDER_UPDATED"],
+    ]);
+    expect((await call("GET", "/api/v1/events", { app: ownApp, token: rv })).body.items).toHaveLength(2);
     // The feed refuses to resume from before it too.
     const stream = readSse(
       await ownApp.fetch("http://registry.test/graphql", {

@@ -194,7 +194,7 @@ describe("a write's statements", () => {
     }
   });
 
-  test("with twenty subscribers, a write costs one read of the log after its commit, not one per subscriber", async () => {
+  test("with twenty subscribers, a write costs at most one read of the log after its commit, not one per subscriber", async () => {
     // A poll far off, so that the only read of the log is the one the write wakes.
     const watched = createApp(
       { ...config, responseCache: false, redisUrl: undefined, events: { ...config.events, pollMs: 600_000 } },
@@ -233,8 +233,9 @@ describe("a write's statements", () => {
         expect((await body.next(3000)).data.feed).toMatchObject({ kind: "PROVIDER_UPDATED", providerCode: code });
       const statements = [...counting.statements];
       const afterCommit = statements.slice(statements.lastIndexOf("COMMIT") + 1);
-      // … from the one read of the log the replica made for all of them.
-      expect(afterCommit.filter((s) => /FROM "events"/.test(s))).toHaveLength(1);
+      // … from what the write itself returned (no read, when its events follow the tail's head) or
+      // from one read of the log for all of them (when another writer's came between).
+      expect(afterCommit.filter((s) => /FROM "events"/.test(s)).length).toBeLessThanOrEqual(1);
       await Promise.all(bodies.map((b) => b.close()));
     } finally {
       for (const abort of aborts) abort.abort();

@@ -27,6 +27,3 @@ INSERT INTO "event_retention" ("id", "prunedThrough") VALUES (1, 0);
 
 -- CreateIndex
 CREATE INDEX "events_providerCode_seq_idx" ON "events"("providerCode", "seq");
-
--- CreateIndex
-CREATE INDEX "events_at_idx" ON "events"("at");

@@ -1,7 +1,8 @@
 -- The change log (src/events): every committed change to a provider or a review, in commit order.
 -- CreateTable
 CREATE TABLE "events" (
-    "seq" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    -- The rowid, without AUTOINCREMENT's table to write on every append; retention keeps the newest row.
+    "seq" INTEGER NOT NULL PRIMARY KEY,
     "at" DATETIME NOT NULL,
     "kind" TEXT NOT NULL,
     "providerId" INTEGER,
@@ -23,6 +24,3 @@ INSERT INTO "event_retention" ("id", "prunedThrough") VALUES (1, 0);
 
 -- CreateIndex
 CREATE INDEX "events_providerCode_seq_idx" ON "events"("providerCode", "seq");
-
--- CreateIndex
-CREATE INDEX "events_at_idx" ON "events"("at");
