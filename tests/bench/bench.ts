@@ -5,14 +5,21 @@
  *   npm run bench -- [--sizes 1000,100000,1000000] [--ops detail,list,search,card,patch,intake,queue]
  *                    [--targets bare,rest,graphql,rest-nocache,graphql-nocache]
  *                    [--duration 3] [--warmup 1] [--first-warmup 5] [--runs 3] [--rate 100] [--connections 32]
- *                    [--cpu-prof]
+ *                    [--cpu-prof] [--baseline <git ref>]
  *
  * Servers (child processes pinned to core 0 with `taskset -c 0`, one set per registry size):
  * - `bare`: tests/bench/bare.server.ts — node:http + better-sqlite3, hand-written SQL (detail, list, search);
  * - `rest` / `graphql`: the service itself as `npm start` runs it (its build, `dist/main.js`,
  *   NODE_ENV=production, logging on, rate limits off), through its REST routes (SOFA) and through
  *   /graphql, with its response cache (the default);
- * - `rest-nocache` / `graphql-nocache`: the same service started with RESPONSE_CACHE=off.
+ * - `rest-nocache` / `graphql-nocache`: the same service started with RESPONSE_CACHE=off;
+ * - `feed` (op): on the largest registry's service, 1,000 SSE subscribers and a change every 500 ms:
+ *   how long a change takes to reach every subscriber (tests/bench/feed.bench.ts), once per run;
+ * - `webhooks` (op): one replica's webhook deliveries to a local receiver, by tests/bench/webhooks.bench.ts
+ *   (its own process and database), once, after the runs; its report is appended to this one's;
+ * - `rest-before` / `graphql-before` (with `--baseline <ref>`): the service as it was at that git
+ *   ref, built from a worktree in data/bench/, writing to the same database: what a change to the
+ *   write path costs, side by side with it.
  * Both run as plain JavaScript, without a loader: the service built by scripts/build.mjs, the bare
  * baseline built the same way by esbuild into data/bench/.
  * The load generator is autocannon's programmatic API in this process, which pins itself to core 1.
@@ -32,7 +39,7 @@
  * `size` seeded agents again. Results: tests/bench/results/bench.{json,md}.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { createServer } from "node:net";
 import { cpus, loadavg, totalmem } from "node:os";
@@ -47,15 +54,26 @@ import { signReviewerToken } from "../../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../../src/config.ts";
 import { sqlitePath } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrate.ts";
+import { benchFeed, type FeedSample } from "./feed.bench.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const RESULTS = new URL("./results/", import.meta.url);
 const JWT_SECRET = "bench-reviewer-secret-0123456789-0123456789";
 
-const TARGETS = ["bare", "rest", "graphql", "rest-nocache", "graphql-nocache"] as const;
+const TARGETS = [
+  "bare",
+  "rest",
+  "graphql",
+  "rest-nocache",
+  "graphql-nocache",
+  "rest-before",
+  "graphql-before",
+] as const;
 type TargetName = (typeof TARGETS)[number];
-const OPS = ["detail", "list", "search", "card", "patch", "intake", "queue"] as const;
+const OPS = ["detail", "list", "search", "card", "patch", "intake", "queue", "feed", "webhooks"] as const;
 type OpName = (typeof OPS)[number];
+/** Operations measured by a scenario of their own on the largest registry's service, not by autocannon. */
+const SCENARIOS: readonly OpName[] = ["feed", "webhooks"];
 
 /** Which operations each target serves: the bare baseline reads only; the cache does not apply to writes or the (authenticated) queue. */
 const SERVES: Record<TargetName, readonly OpName[]> = {
@@ -64,6 +82,8 @@ const SERVES: Record<TargetName, readonly OpName[]> = {
   graphql: OPS,
   "rest-nocache": ["detail", "list", "search", "card"],
   "graphql-nocache": ["detail", "list", "search", "card"],
+  "rest-before": ["patch", "intake"],
+  "graphql-before": ["patch", "intake"],
 };
 
 interface Options {
@@ -77,6 +97,8 @@ interface Options {
   rate: number;
   connections: number;
   cpuProf: boolean;
+  /** The git ref of the `-before` targets; without it they are left out. */
+  baseline: string | undefined;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -91,6 +113,7 @@ function parseArgs(argv: string[]): Options {
     "rate",
     "connections",
     "cpu-prof",
+    "baseline",
   ]);
   const list = <T extends string>(name: string, all: readonly T[], fallback: string): T[] => {
     const items = (args.get(name) ?? fallback).split(",").map((s) => s.trim());
@@ -107,7 +130,7 @@ function parseArgs(argv: string[]): Options {
   return {
     sizes: [...new Set(sizes)].sort((a, b) => a - b),
     ops: list("ops", OPS, OPS.join(",")),
-    targets: list("targets", TARGETS, TARGETS.join(",")),
+    targets: list("targets", TARGETS, TARGETS.join(",")).filter((t) => args.has("baseline") || !t.endsWith("-before")),
     duration: num("duration", 3),
     warmup: num("warmup", 1),
     firstWarmup: num("first-warmup", 5),
@@ -115,6 +138,7 @@ function parseArgs(argv: string[]): Options {
     rate: num("rate", 100),
     connections: Math.round(num("connections", 32)),
     cpuProf: args.has("cpu-prof") && args.get("cpu-prof") !== "false",
+    baseline: args.get("baseline"),
   };
 }
 
@@ -152,7 +176,7 @@ function removeBenchWrites(path: string, size: number): void {
   const extra = (db.prepare(`SELECT count(*) AS n FROM "providers" WHERE "id" > ?`).get(size) as { n: number }).n;
   if (extra > 0) {
     db.transaction(() => {
-      for (const table of ["review_events", "provider_versions", "access_tokens", "provider_labels"]) {
+      for (const table of ["review_events", "provider_versions", "access_tokens", "provider_labels", "events"]) {
         db.prepare(`DELETE FROM "${table}" WHERE "providerId" > ?`).run(size);
       }
       db.prepare(`DELETE FROM "reviews" WHERE "providerId" > ?`).run(size);
@@ -214,6 +238,21 @@ async function buildServers(): Promise<{ service: string; bare: string }> {
     logLevel: "warning",
   });
   return { service: "dist/main.js", bare };
+}
+
+/**
+ * The service as it was at a git ref, built as `npm start` builds it, in a worktree of its own under
+ * data/bench/ (kept between runs): the same installed packages and generated client.
+ */
+function buildBaseline(ref: string): string {
+  const dir = `${ROOT}data/bench/baseline`;
+  if (!existsSync(dir)) execFileSync("git", ["worktree", "add", "--detach", dir, ref], { cwd: ROOT, stdio: "ignore" });
+  execFileSync("git", ["checkout", "--detach", "--force", ref], { cwd: dir, stdio: "ignore" });
+  if (!existsSync(`${dir}/node_modules`)) symlinkSync(`${ROOT}node_modules`, `${dir}/node_modules`);
+  rmSync(`${dir}/src/generated`, { recursive: true, force: true });
+  cpSync(`${ROOT}src/generated`, `${dir}/src/generated`, { recursive: true });
+  execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: dir, stdio: "inherit" });
+  return `${dir}/dist/main.js`;
 }
 
 async function startServer(name: string, script: string, env: Record<string, string>, cpuProf: boolean) {
@@ -435,6 +474,9 @@ function requestOf(target: TargetName, op: OpName, f: Fixture): Request {
             { n: 20 },
             { authorization: `Bearer ${f.reviewer}` },
           );
+    case "feed":
+    case "webhooks":
+      throw new Error(`${op} is a scenario of its own`);
   }
 }
 
@@ -581,9 +623,9 @@ async function check(url: string, request: Request): Promise<string> {
  * the cached app's (SERVES): writes go to it only, so that its cache sees every write (without Redis
  * each process invalidates only its own).
  */
-async function freshOwners(app: string): Promise<Owner[]> {
+async function freshOwners(app: string, count = PATCH_POOL): Promise<Owner[]> {
   const owners: Owner[] = [];
-  for (let i = 0; i < PATCH_POOL; i++) {
+  for (let i = 0; i < count; i++) {
     const created = JSON.parse(
       await check(app, {
         method: "POST",
@@ -643,6 +685,7 @@ async function main() {
   mkdirSync(RESULTS, { recursive: true });
   const servers: Server[] = [];
   const cells: Cell[] = [];
+  const feedRuns: FeedSample[] = [];
   const paths = new Map<number, string>();
   try {
     const reviewer = await signReviewerToken(
@@ -690,9 +733,17 @@ async function main() {
         urls.set(`${size} rest-nocache`, s.url);
         urls.set(`${size} graphql-nocache`, s.url);
       }
+      if (options.baseline && (wanted.has("rest-before") || wanted.has("graphql-before"))) {
+        const script = buildBaseline(options.baseline);
+        const s = await startServer(`app-before-${size}`, script, { ...env, RESPONSE_CACHE: "on" }, options.cpuProf);
+        servers.push(s);
+        urls.set(`${size} rest-before`, s.url);
+        urls.set(`${size} graphql-before`, s.url);
+      }
       fixtures.set(size, { code: sampleCode(sqlitePath(databaseUrl)), owners: [], reviewer });
     }
     for (const op of options.ops) {
+      if (SCENARIOS.includes(op)) continue;
       for (const size of options.sizes) {
         for (const target of options.targets) {
           if (!SERVES[target].includes(op)) continue;
@@ -725,6 +776,23 @@ async function main() {
           `bench: run ${run + 1} ${cell.size} ${cell.target} ${cell.op}: ${Math.round(saturation.rps)} req/s (server CPU ${Math.round(100 * (saturation.serverCpu ?? 0))}%); at ${options.rate}/s p50 ${r2(fixed.p50)} ms, p99 ${r2(fixed.p99)} ms${saturation.failures + fixed.failures ? `, ${saturation.failures + fixed.failures} failures` : ""}`,
         );
       }
+      const largest = options.sizes[options.sizes.length - 1] as number;
+      const service = urls.get(`${largest} rest`);
+      if (options.ops.includes("feed") && service) {
+        const [owner] = await freshOwners(service, 1);
+        const sample = await benchFeed({
+          url: service,
+          reviewer,
+          owner: owner as Owner,
+          subscribers: 1000,
+          events: 40,
+          rate: 2,
+        });
+        feedRuns.push(sample);
+        log(
+          `bench: run ${run + 1} feed: ${sample.delivered} of ${sample.events} × ${sample.subscribers} arrived; p50 ${r2(sample.p50)} ms, p99 ${r2(sample.p99)} ms, max ${r2(sample.max)} ms`,
+        );
+      }
     }
   } catch (error) {
     await Promise.all(servers.map(stopServer));
@@ -732,6 +800,14 @@ async function main() {
     throw error;
   }
   await Promise.all(servers.map(stopServer));
+  let webhooks = "";
+  if (options.ops.includes("webhooks")) {
+    execFileSync(process.execPath, ["--import", "tsx", "tests/bench/webhooks.bench.ts"], {
+      cwd: ROOT,
+      stdio: "inherit",
+    });
+    webhooks = readFileSync(new URL("webhooks-sqlite.md", RESULTS), "utf8");
+  }
   // The results are written before the files are cleaned: cleaning a million agents' file can take
   // a while, and an interrupted clean-up is redone by the next run (ensureSeeded).
   const rows = cells.map(summarize);
@@ -755,11 +831,12 @@ async function main() {
       service:
         "dist/main.js (npm start's build), NODE_ENV=production, JSON request log on (to /dev/null), RATE_LIMITS=off, SQLite",
     },
-    ratios: ratios(rows, options),
+    ratios: ratios(rows, options, feedRuns),
     results: rows,
+    feed: feedRuns,
   };
   writeFileSync(new URL("bench.json", RESULTS), `${JSON.stringify(report, null, 2)}\n`);
-  const md = markdown(report, rows, options);
+  const md = `${markdown(report, rows, options, feedRuns)}${webhooks ? `\n${webhooks.replace(/^# /, "## ")}` : ""}`;
   writeFileSync(new URL("bench.md", RESULTS), md);
   process.stdout.write(md);
   for (const [size, path] of paths) removeBenchWrites(path, size);
@@ -771,7 +848,7 @@ function warmupOf(options: Options, run: number): number {
 }
 
 /** The issue's targets, as ratios and limits of this run. */
-function ratios(rows: Row[], options: Options) {
+function ratios(rows: Row[], options: Options, feedRuns: FeedSample[] = []) {
   const get = (size: number, target: TargetName, op: OpName) =>
     rows.find((r) => r.size === size && r.target === target && r.op === op);
   const largest = options.sizes[options.sizes.length - 1] as number;
@@ -823,6 +900,11 @@ function ratios(rows: Row[], options: Options) {
     for (const target of ["rest", "graphql"] as const) {
       const row = get(size, target, "patch");
       if (!row) continue;
+      const before = get(size, `${target}-before`, "patch");
+      if (before) {
+        const v = row.rps / before.rps;
+        out.push({ target: `PATCH (${target}) / as at --baseline`, size, value: v, goal: "≥ 0.85", met: v >= 0.85 });
+      }
       out.push({ target: `PATCH throughput (${target})`, size, value: row.rps, goal: "≥ 500/s", met: row.rps >= 500 });
       out.push({
         target: `PATCH p99 at ${options.rate}/s (${target})`,
@@ -833,6 +915,19 @@ function ratios(rows: Row[], options: Options) {
       });
     }
   }
+  if (feedRuns.length > 0) {
+    const p99 = median(feedRuns.map((f) => f.p99));
+    const largest = options.sizes[options.sizes.length - 1] as number;
+    out.push({
+      target: "feed: a change reaching 1,000 SSE subscribers, p99 ms",
+      size: largest,
+      value: p99,
+      goal: "< 100 ms",
+      met: p99 < 100,
+    });
+    const lost = feedRuns.reduce((n, f) => n + f.events * f.subscribers - f.delivered, 0);
+    out.push({ target: "feed: messages not delivered", size: largest, value: lost, goal: "0", met: lost === 0 });
+  }
   return out.map((t) => ({ ...t, value: t.value === null ? null : Math.round(t.value * 1000) / 1000 }));
 }
 
@@ -840,6 +935,7 @@ function markdown(
   report: { date: string; command: string; machine: Record<string, unknown> },
   rows: Row[],
   options: Options,
+  feedRuns: FeedSample[],
 ) {
   const m = report.machine as {
     cpus: number;
@@ -884,7 +980,7 @@ function markdown(
     );
   }
   lines.push("", "| target | size | measured | goal | met |", "|---|---|---|---|---|");
-  for (const t of ratios(rows, options)) {
+  for (const t of ratios(rows, options, feedRuns)) {
     lines.push(
       `| ${t.target} | ${t.size.toLocaleString("en")} | ${t.value ?? "—"} | ${t.goal} | ${t.met === null ? "—" : t.met ? "yes" : "**no**"} |`,
     );
