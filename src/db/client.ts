@@ -41,6 +41,13 @@ export function assignments(columns: Record<string, unknown>): Prisma.Sql[] {
     .map(([column, value]) => Prisma.sql`${Prisma.raw(`"${column}"`)} = ${value}`);
 }
 
+/** A value for a Json column: its JSON text (SQLite keeps it as text; PostgreSQL casts it to jsonb). */
+export function jsonArg(db: Queryable, value: unknown): Prisma.Sql {
+  if (value === null || value === undefined) return Prisma.sql`NULL`;
+  const text = JSON.stringify(value);
+  return dialectIn(db) === "postgresql" ? Prisma.sql`CAST(${text} AS jsonb)` : Prisma.sql`${text}`;
+}
+
 /**
  * Opens the PrismaClient for the configured database. SQLite is the embedded default: its folder is
  * created on first start, with a busy timeout so a writer waits rather than fails. PostgreSQL goes

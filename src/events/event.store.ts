@@ -10,7 +10,7 @@
  * aborted write leaves a hole that never fills, which a reader does not wait for). The lock is held
  * for the append and the commit only, not the write's own work.
  */
-import { type Db, type Dialect, dialectIn, type Queryable, queryRows, rawTransaction } from "../db/client.ts";
+import { type Db, dialectIn, jsonArg, type Queryable, queryRows, rawTransaction } from "../db/client.ts";
 import { asDate, columnList, columnsOf, pickColumns, rowReader } from "../db/model.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import {
@@ -46,11 +46,6 @@ const EVENT_SQL = Prisma.raw(columnList(EVENT));
 /** Any 64-bit number the registry's writers agree on: the advisory lock of the log's order. */
 const APPEND_LOCK = 4_172_001_296;
 
-function jsonArg(dialect: Dialect, value: unknown): Prisma.Sql {
-  const text = JSON.stringify(value);
-  return dialect === "postgresql" ? Prisma.sql`CAST(${text} AS jsonb)` : Prisma.sql`${text}`;
-}
-
 /**
  * Appends events: call it as the LAST statement of the write's transaction (see above). Any
  * transaction will do, Prisma's interactive ones and `rawTransaction`'s alike.
@@ -64,7 +59,7 @@ export async function appendEvents(tx: Queryable, drafts: readonly EventDraft[])
   const at = new Date();
   const rows = drafts.map(
     (d) =>
-      Prisma.sql`(${at}, ${d.kind}, ${d.providerId}, ${d.providerCode}, ${d.version}, ${d.reviewCode}, ${jsonArg(dialect, d.patch)}, ${d.stateHash}, ${d.note}, ${d.listed})`,
+      Prisma.sql`(${at}, ${d.kind}, ${d.providerId}, ${d.providerCode}, ${d.version}, ${d.reviewCode}, ${jsonArg(tx, d.patch)}, ${d.stateHash}, ${d.note}, ${d.listed})`,
   );
   const written = await queryRows(
     tx,

@@ -7,7 +7,7 @@
  * `queryRows` in a `rawTransaction` they run straight on SQLite's open transaction, where each ORM
  * call cost several times the SQL it ran.
  */
-import { assignments, type Dialect, dialectIn, type Queryable, queryRows } from "../db/client.ts";
+import { assignments, type Dialect, dialectIn, jsonArg, type Queryable, queryRows } from "../db/client.ts";
 import { asJson, columnList, columnsOf, pickColumns, rowReader } from "../db/model.ts";
 import { apiError, notFound } from "../errors.ts";
 import { Prisma } from "../generated/prisma/client.ts";
@@ -156,13 +156,6 @@ export async function readProvider(
   });
 }
 
-/** A value for a Json column: its JSON text (SQLite keeps it as text; PostgreSQL casts it to jsonb). */
-function jsonArg(dialect: Dialect, value: unknown): Prisma.Sql {
-  if (value === null || value === undefined) return Prisma.sql`NULL`;
-  const text = JSON.stringify(value);
-  return dialect === "postgresql" ? Prisma.sql`CAST(${text} AS jsonb)` : Prisma.sql`${text}`;
-}
-
 const RETURNED = Prisma.raw(columnList(PROVIDER));
 
 /**
@@ -192,13 +185,12 @@ export async function claimVersion(
 
 /** Sets columns of the provider row (`undefined` ones are left alone), Json ones as JSON. */
 export async function setColumns(tx: Queryable, providerId: number, columns: Record<string, unknown>): Promise<void> {
-  const dialect = dialectIn(tx);
   const values: Record<string, unknown> = {};
   for (const [column, value] of Object.entries(columns)) {
     if (!PROVIDER_COLUMNS.includes(column)) {
       throw new Error(`Not a provider column: ${column}`);
     }
-    if (value !== undefined) values[column] = JSON_COLUMNS.has(column) ? jsonArg(dialect, value) : value;
+    if (value !== undefined) values[column] = JSON_COLUMNS.has(column) ? jsonArg(tx, value) : value;
   }
   const sets = assignments(values);
   if (sets.length === 0) return;
@@ -219,11 +211,10 @@ export async function appendVersion(
   },
 ): Promise<void> {
   const { providerId, version, actor, now } = input;
-  const dialect = dialectIn(tx);
   await queryRows(
     tx,
     Prisma.sql`INSERT INTO "provider_versions" ("providerId", "version", "createdAt", "actor", "changedFields", "snapshot")
-      VALUES (${providerId}, ${version}, ${now}, ${actor}, ${jsonArg(dialect, input.changedFields)}, ${jsonArg(dialect, input.snapshot)})`,
+      VALUES (${providerId}, ${version}, ${now}, ${actor}, ${jsonArg(tx, input.changedFields)}, ${jsonArg(tx, input.snapshot)})`,
   );
   await insertEvents(tx, providerId, [{ reviewId: null, ...input.event, actor, at: now }]);
 }

@@ -5,7 +5,7 @@
  * subscription and log why.
  */
 import { randomBytes } from "node:crypto";
-import { type Db, dialectIn, type Queryable, queryRows, rawTransaction } from "../db/client.ts";
+import { type Db, dialectIn, jsonArg, queryRows, rawTransaction } from "../db/client.ts";
 import { asDate, asJson } from "../db/model.ts";
 import { conflict } from "../errors.ts";
 import type { Audience } from "../events/event.rules.ts";
@@ -173,12 +173,6 @@ function readerOf(row: { ownerProviderId: number | null; providerId: number | nu
     return { audience: { kind: "agent", providerId: row.ownerProviderId }, providerId: row.ownerProviderId };
   }
   return { audience: { kind: "reviewer" }, providerId: row.providerId ?? undefined };
-}
-
-/** A JSON value as a statement binds it: text on SQLite, jsonb on PostgreSQL. */
-function jsonArg(db: Queryable, value: unknown): Prisma.Sql {
-  const text = JSON.stringify(value);
-  return dialectIn(db) === "postgresql" ? Prisma.sql`CAST(${text} AS jsonb)` : Prisma.sql`${text}`;
 }
 
 /**
