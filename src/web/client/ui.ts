@@ -197,3 +197,67 @@ export function splitList(value: string, separator: RegExp = /,/): string[] {
 export function setTitle(title: string): void {
   document.title = `${title} · Agent Registry`;
 }
+
+/**
+ * The sign-in form of the pages that take a pasted token (/reviews, /webhooks): the token is tried
+ * with `probe` (a read it must be allowed) before `signedIn` keeps it; a refusal says why in words.
+ */
+export function tokenForm(options: {
+  id: string;
+  label: string;
+  hint: Child;
+  /** Said when nothing was pasted. */
+  empty: string;
+  probe: (token: string) => Promise<unknown>;
+  refused: { unauthenticated: string; forbidden: string };
+  signedIn: (token: string) => void;
+}): HTMLFormElement {
+  const input = h("input", {
+    id: options.id,
+    type: "password",
+    autocomplete: "off",
+    spellcheck: false,
+    required: true,
+  });
+  const error = h("div", { class: "form-error", role: "alert" });
+  const button = h("button", { type: "submit", class: "button primary" }, "Sign in");
+  const form = h(
+    "form",
+    { class: "signin", novalidate: true },
+    field(options.label, input, options.hint),
+    error,
+    button,
+  );
+  input.addEventListener("input", () => input.removeAttribute("aria-invalid"));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const token = input.value.trim();
+    error.replaceChildren();
+    if (!token) {
+      error.textContent = options.empty;
+      input.setAttribute("aria-invalid", "true");
+      input.focus();
+      return;
+    }
+    button.disabled = true;
+    button.textContent = "Checking…";
+    try {
+      await options.probe(token);
+      options.signedIn(token);
+    } catch (e) {
+      input.setAttribute("aria-invalid", "true");
+      const status = e instanceof ApiError ? e.status : 0;
+      error.textContent =
+        status === 401
+          ? options.refused.unauthenticated
+          : status === 403
+            ? options.refused.forbidden
+            : `${describeError(e).title}: ${describeError(e).detail}`;
+      input.focus();
+    } finally {
+      button.disabled = false;
+      button.textContent = "Sign in";
+    }
+  });
+  return form;
+}

@@ -8,7 +8,7 @@ import { ApiError, api, isAbort, jwtClaims, query, reviewerToken, setReviewerTok
 import { h, mainElement, replace, uid } from "../client/dom.ts";
 import { ACTIVE_STATUSES, PRIORITIES, TRUST_TIERS } from "../client/enums.ts";
 import type { Query, Review, ReviewPage } from "../client/types.ts";
-import { badge, debounce, describeError, errorBox, field, humanize, options, Status, time } from "../client/ui.ts";
+import { badge, debounce, errorBox, field, humanize, options, Status, time, tokenForm } from "../client/ui.ts";
 
 const main = mainElement();
 const announcer = new Status("sr-status");
@@ -33,62 +33,26 @@ function start(): void {
 // ---------------------------------------------------------------- sign in
 
 function signIn(notice?: string): void {
-  const input = h("input", {
+  const form = tokenForm({
     id: "reviewer-token",
-    type: "password",
-    autocomplete: "off",
-    spellcheck: false,
-    required: true,
-  });
-  const error = h("div", { class: "form-error", role: "alert" });
-  const button = h("button", { type: "submit", class: "button primary" }, "Sign in");
-  const form = h(
-    "form",
-    { class: "signin", novalidate: true },
-    field(
-      "Reviewer token",
-      input,
-      h(
-        "span",
-        null,
-        "Paste a reviewer JWT (locally: ",
-        h("code", null, "npm run reviewer-token -- --sub your-name"),
-        "). It is kept for this browser tab only and forgotten when the tab closes.",
-      ),
+    label: "Reviewer token",
+    hint: h(
+      "span",
+      null,
+      "Paste a reviewer JWT (locally: ",
+      h("code", null, "npm run reviewer-token -- --sub your-name"),
+      "). It is kept for this browser tab only and forgotten when the tab closes.",
     ),
-    error,
-    button,
-  );
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const token = input.value.trim();
-    error.replaceChildren();
-    if (!token) {
-      error.textContent = "Paste your reviewer token first.";
-      input.setAttribute("aria-invalid", "true");
-      input.focus();
-      return;
-    }
-    button.disabled = true;
-    button.textContent = "Checking…";
-    try {
-      await api<ReviewPage>("GET", `/reviews/queue${query({ limit: 1 })}`, { token });
+    empty: "Paste your reviewer token first.",
+    probe: (token) => api<ReviewPage>("GET", `/reviews/queue${query({ limit: 1 })}`, { token }),
+    refused: {
+      unauthenticated: "This token was refused: it is malformed, expired, or not signed for this registry.",
+      forbidden: "This token is valid but does not carry the reviewer role.",
+    },
+    signedIn: (token) => {
       setReviewerToken(token);
       dashboard(token);
-    } catch (e) {
-      input.setAttribute("aria-invalid", "true");
-      const status = e instanceof ApiError ? e.status : 0;
-      error.textContent =
-        status === 401
-          ? "This token was refused: it is malformed, expired, or not signed for this registry."
-          : status === 403
-            ? "This token is valid but does not carry the reviewer role."
-            : `${describeError(e).title}: ${describeError(e).detail}`;
-      input.focus();
-    } finally {
-      button.disabled = false;
-      button.textContent = "Sign in";
-    }
+    },
   });
   replace(
     main,

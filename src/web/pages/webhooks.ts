@@ -20,7 +20,7 @@ import {
 import { type Child, h, mainElement, replace, uid } from "../client/dom.ts";
 import { EVENT_KINDS, kindWords } from "../client/events.ts";
 import type { CreatedWebhook, Delivery, DeliveryPage, Webhook, WebhookPage } from "../client/types.ts";
-import { badge, describeError, errorBox, field, Status, time } from "../client/ui.ts";
+import { badge, errorBox, field, Status, time, tokenForm } from "../client/ui.ts";
 
 const main = mainElement();
 const announcer = new Status("sr-status");
@@ -40,63 +40,26 @@ function head(...aside: Child[]): HTMLElement {
 // ---------------------------------------------------------------- sign in
 
 function signIn(notice?: string): void {
-  const input = h("input", {
+  const form = tokenForm({
     id: "webhooks-token",
-    type: "password",
-    autocomplete: "off",
-    spellcheck: false,
-    required: true,
-  });
-  const error = h("div", { class: "form-error", role: "alert" });
-  const button = h("button", { type: "submit", class: "button primary" }, "Sign in");
-  const form = h(
-    "form",
-    { class: "signin", novalidate: true },
-    field(
-      "Access token",
-      input,
-      h(
-        "span",
-        null,
-        "An agent's access token (",
-        h("code", null, "agr_…"),
-        ", shown when the agent was submitted) to manage that agent's webhooks, or a reviewer JWT to manage any. It is kept for this browser tab only and forgotten when the tab closes.",
-      ),
+    label: "Access token",
+    hint: h(
+      "span",
+      null,
+      "An agent's access token (",
+      h("code", null, "agr_…"),
+      ", shown when the agent was submitted) to manage that agent's webhooks, or a reviewer JWT to manage any. It is kept for this browser tab only and forgotten when the tab closes.",
     ),
-    error,
-    button,
-  );
-  input.addEventListener("input", () => input.removeAttribute("aria-invalid"));
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const token = input.value.trim();
-    error.replaceChildren();
-    if (!token) {
-      error.textContent = "Paste your token first.";
-      input.setAttribute("aria-invalid", "true");
-      input.focus();
-      return;
-    }
-    button.disabled = true;
-    button.textContent = "Checking…";
-    try {
-      await api<WebhookPage>("GET", `/webhooks${query({ limit: 1 })}`, { token });
+    empty: "Paste your token first.",
+    probe: (token) => api<WebhookPage>("GET", `/webhooks${query({ limit: 1 })}`, { token }),
+    refused: {
+      unauthenticated: "This token was refused: it is malformed, expired, revoked, or not one of this registry's.",
+      forbidden: "This token is valid but may not manage webhooks (a JWT needs the reviewer role).",
+    },
+    signedIn: (token) => {
       setWebhooksToken(token);
       dashboard(token);
-    } catch (e) {
-      input.setAttribute("aria-invalid", "true");
-      const status = e instanceof ApiError ? e.status : 0;
-      error.textContent =
-        status === 401
-          ? "This token was refused: it is malformed, expired, revoked, or not one of this registry's."
-          : status === 403
-            ? "This token is valid but may not manage webhooks (a JWT needs the reviewer role)."
-            : `${describeError(e).title}: ${describeError(e).detail}`;
-      input.focus();
-    } finally {
-      button.disabled = false;
-      button.textContent = "Sign in";
-    }
+    },
   });
   replace(
     main,
