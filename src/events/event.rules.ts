@@ -32,7 +32,16 @@ export type EventKind = (typeof EVENT_KINDS)[number];
 const PROVIDER_KINDS: ReadonlySet<string> = new Set(PROVIDER_EVENT_KINDS);
 
 /** The owner fields anyone may read (contactEmail is for the owner and reviewers only). */
-const PUBLIC_OWNER_FIELDS = OWNER_FIELDS.filter((f) => f !== "contactEmail");
+export const PUBLIC_OWNER_FIELDS = OWNER_FIELDS.filter((f) => f !== "contactEmail");
+/** The provider's state beside its owner fields that the public snapshot holds. */
+export const PUBLIC_STATE_FIELDS = [
+  "lifecycle",
+  "lifecycleMessage",
+  "successorCode",
+  "reviewStage",
+  "trustTier",
+  "publisherVerified",
+] as const;
 
 /** What the public snapshot is made of: a provider row, or a profile with the row's state beside it. */
 export type ProviderState = { providerCode: string } & { [F in (typeof PUBLIC_OWNER_FIELDS)[number]]?: unknown } & {

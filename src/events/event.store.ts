@@ -17,27 +17,17 @@ import {
   type Audience,
   draftsOfWrite,
   type EventDraft,
-  type EventKind,
   PROVIDER_EVENT_KINDS,
   type ProviderState,
+  PUBLIC_OWNER_FIELDS,
+  PUBLIC_STATE_FIELDS,
   type PublicSnapshot,
   publicSnapshot,
   type Write,
 } from "./event.rules.ts";
 
-export interface LoggedEvent {
-  seq: number;
-  at: Date;
-  kind: EventKind;
-  providerId: number | null;
-  providerCode: string | null;
-  version: number | null;
-  reviewCode: string | null;
-  patch: unknown[];
-  stateHash: string | null;
-  note: string | null;
-  listed: boolean;
-}
+/** An event as the log holds it: its draft, with its place and time. */
+export type LoggedEvent = EventDraft & { seq: number; at: Date };
 
 const EVENT = columnsOf("Event");
 const eventRow = rowReader<LoggedEvent>(EVENT);
@@ -75,25 +65,8 @@ export async function appendEvents(tx: Queryable, drafts: readonly EventDraft[])
 const STATE = pickColumns("Provider", [
   "id",
   "providerCode",
-  "name",
-  "summary",
-  "description",
-  "homepageUrl",
-  "labels",
-  "agentType",
-  "visibility",
-  "capabilities",
-  "models",
-  "tools",
-  "endpoint",
-  "policy",
-  "roles",
-  "lifecycle",
-  "lifecycleMessage",
-  "successorCode",
-  "reviewStage",
-  "trustTier",
-  "publisherVerified",
+  ...PUBLIC_OWNER_FIELDS,
+  ...PUBLIC_STATE_FIELDS,
   "version",
 ]);
 export type StateRow = ProviderState & { id: number; version: number };
