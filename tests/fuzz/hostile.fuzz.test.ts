@@ -270,6 +270,8 @@ const BODIES: Record<string, (id: string) => Json> = {
   assignReview: () => ({ assignee: "fuzz-reviewer" }),
   decideReview: () => ({ decision: "REQUEST_CHANGES", note: "Add a policy" }),
   commentOnReview: () => ({ note: "Looks fine" }),
+  requestDomainChallenge: () => ({ domain: "example.com" }),
+  createWebhook: () => ({ url: "https://hooks.example.com/fuzz" }),
 };
 
 /** Real cursors of the lists, a page of one in (beforeAll). */
