@@ -20,7 +20,8 @@ const ownApps: ReturnType<typeof createApp>[] = [];
 
 // Each test file has its own client (its own pool on PostgreSQL): close it so workers exit cleanly.
 afterAll(async () => {
-  await Promise.all(ownApps.map((a) => a.dispose()));
+  // The apps first: a feed's tail reads the log on a timer, which would open the pool again.
+  await Promise.all([app, ...ownApps].map((a) => a.dispose()));
   await db.$disconnect();
 });
 
