@@ -10,6 +10,12 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string;
+  /**
+   * DATABASE_POOL_SIZE: PostgreSQL connections a replica keeps at most (10, pg's own default). A
+   * replica is one event loop: a few connections keep PostgreSQL busy while it works; more only
+   * queue there. Replicas × pool size must stay under the server's max_connections.
+   */
+  databasePoolSize: number;
   production: boolean;
   reviewerJwtSecret: string | undefined;
   reviewerJwksUrl: string | undefined;
@@ -346,6 +352,9 @@ function drainConfig(env: NodeJS.ProcessEnv): DrainConfig {
   return { delayMs, timeoutMs };
 }
 
+/** DATABASE_POOL_SIZE's default, also what `openDb` takes when not told (tests, scripts). */
+export const DEFAULT_DATABASE_POOL_SIZE = 10;
+
 /** Parses a configuration from an environment (by default the process's). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const production = env.NODE_ENV === "production";
@@ -365,6 +374,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: int("PORT", env.PORT, 4000),
     host: env.HOST || "0.0.0.0",
     databaseUrl,
+    databasePoolSize: positive("DATABASE_POOL_SIZE", env.DATABASE_POOL_SIZE, DEFAULT_DATABASE_POOL_SIZE),
     production,
     reviewerJwtSecret,
     reviewerJwksUrl,

@@ -41,7 +41,7 @@ const log = (line: Record<string, unknown>) => writeLogLine(Object.assign({ time
 
 const config = loadConfig();
 await migrate(config.databaseUrl);
-const db = await openDb(config.databaseUrl);
+const db = await openDb(config.databaseUrl, { poolSize: config.databasePoolSize });
 const state = { draining: false };
 const app = createApp(config, db, state);
 

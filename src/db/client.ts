@@ -2,9 +2,10 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQueryable } from "@prisma/driver-adapter-utils";
+import { DEFAULT_DATABASE_POOL_SIZE } from "../config.ts";
 import { Prisma, PrismaClient } from "../generated/prisma/client.ts";
 import { type Checkpointer, type CheckpointOptions, startCheckpointer } from "./checkpoint.ts";
-import { isolatedSqlite, type ObjectRows, rawQuery, rowObjects, walSync } from "./sqlite.ts";
+import { isolatedSqlite, type ObjectRows, type ReadOptions, rawQuery, rowObjects, walSync } from "./sqlite.ts";
 import { cachedStatements } from "./statement.cache.ts";
 
 export type Dialect = "sqlite" | "postgresql";
@@ -49,11 +50,6 @@ export function jsonArg(db: Queryable, value: unknown): Prisma.Sql {
 }
 
 /**
- * Opens the PrismaClient for the configured database. SQLite is the embedded default: its folder is
- * created on first start, with a busy timeout so a writer waits rather than fails. PostgreSQL goes
- * through @prisma/adapter-pg and its connection pool.
- */
-/**
  * Interactive transactions here only await the database, so they are short; under load the wait for
  * a pooled connection (Prisma's default 2 s) is what runs out first. A busy moment must queue, not
  * answer 500.
@@ -66,7 +62,7 @@ type RawQueryable = Pick<SqlQueryable, "queryRaw"> &
   Partial<ObjectRows>;
 
 /** The connections that `queryRows` may read through directly, by the client that opened them. */
-const directReads = new WeakMap<object, () => RawQueryable | undefined>();
+const directReads = new WeakMap<object, () => (RawQueryable | ObjectRows) | undefined>();
 
 /**
  * An adapter factory whose connection `queryRows` on `client` reads through directly, and the
@@ -119,7 +115,8 @@ const NO_ARGS = { args: [], argTypes: [] };
  */
 export async function rawTransaction<T>(db: Db, work: (tx: RawTx) => Promise<T>): Promise<T> {
   const connection = directReads.get(db)?.();
-  if (!connection?.startTransaction) return db.$transaction((tx) => work(tx as unknown as RawTx));
+  if (!connection || !("startTransaction" in connection) || !connection.startTransaction)
+    return db.$transaction((tx) => work(tx as unknown as RawTx));
   const open = await connection.startTransaction();
   const tx: RawTx = { rawTransaction: true, dialect: db.dialect };
   directTransactions.set(tx, open);
@@ -150,30 +147,50 @@ export async function rawTransaction<T>(db: Db, work: (tx: RawTx) => Promise<T>)
  * own connection (db/sqlite.ts, `queryObjects`): Prisma's client spends ~0.2 ms per wide row turning
  * a raw result into typed objects that the readers (provider.store.ts) convert again anyway — a fifth
  * of an uncached profile read; in a transaction of `rawTransaction`, straight through the
- * open transaction. Otherwise (other transactions, PostgreSQL) through `$queryRaw`. Values come as
- * the driver gives them: readers convert with asDate/asJson.
+ * open transaction. On PostgreSQL outside a transaction straight from the pool, with named
+ * statements (db/postgres.ts). Otherwise (Prisma's interactive transactions) through `$queryRaw`.
+ * Values come as the driver gives them: readers convert with asDate/asJson.
  */
-export async function queryRows(db: Queryable, sql: Prisma.Sql): Promise<Record<string, unknown>[]> {
+export async function queryRows(
+  db: Queryable,
+  sql: Prisma.Sql,
+  options?: ReadOptions,
+): Promise<Record<string, unknown>[]> {
   const connection = directReads.get(db)?.() ?? directTransactions.get(db);
   if (!connection) return (db as Db).$queryRaw<Record<string, unknown>[]>(sql);
-  const query = { sql: sql.sql, args: sql.values };
-  // Objects straight from better-sqlite3 on this service's connections (db/sqlite.ts); a connection
-  // without them (a test's counting adapter) answers arrays.
-  return connection.queryObjects
-    ? connection.queryObjects(query)
-    : rowObjects(await connection.queryRaw(rawQuery(query)));
+  // `text` numbers the parameters ($1, $2 …) as PostgreSQL wants them; `sql` marks them `?`.
+  const query = { sql: dialectIn(db) === "postgresql" ? sql.text : sql.sql, args: sql.values };
+  // Objects straight from better-sqlite3 or pg on this service's connections; a connection without
+  // them (a test's counting adapter) answers arrays.
+  return "queryObjects" in connection && connection.queryObjects
+    ? connection.queryObjects(query, options)
+    : rowObjects(await (connection as RawQueryable).queryRaw(rawQuery(query)));
 }
 
-/** Opens the configured database; on SQLite `checkpoints` tunes its WAL checkpoints (db/checkpoint.ts; tests). */
-export async function openDb(databaseUrl: string, options: { checkpoints?: CheckpointOptions } = {}): Promise<Db> {
+/**
+ * Opens the PrismaClient for the configured database. SQLite is the embedded default: its folder is
+ * created on first start, with a busy timeout so a writer waits rather than fails; `checkpoints`
+ * tunes its WAL checkpoints (db/checkpoint.ts; tests). PostgreSQL goes through @prisma/adapter-pg
+ * over a pool of `poolSize` connections (DATABASE_POOL_SIZE), with named statements (db/postgres.ts).
+ */
+export async function openDb(
+  databaseUrl: string,
+  options: { checkpoints?: CheckpointOptions; poolSize?: number } = {},
+): Promise<Db> {
   if (dialectOf(databaseUrl) === "postgresql") {
-    const [{ PrismaPg }, { PrismaClient: PgClient }] = await Promise.all([
-      import("@prisma/adapter-pg"),
-      import("../generated/prisma-pg/client.ts"),
-    ]);
-    const client = new PgClient({
-      adapter: new PrismaPg({ connectionString: databaseUrl }),
-      transactionOptions: TRANSACTIONS,
+    // One after the other: both load pg, and jest's ESM loader fails on one module linked twice at once.
+    const { openPostgres } = await import("./postgres.ts");
+    const { PrismaClient: PgClient } = await import("../generated/prisma-pg/client.ts");
+    const postgres = openPostgres(databaseUrl, options.poolSize ?? DEFAULT_DATABASE_POOL_SIZE);
+    const client = new PgClient({ adapter: postgres.adapter, transactionOptions: TRANSACTIONS });
+    directReads.set(client, () => postgres.reads);
+    // Prisma's $disconnect lets go of a pool it was given but does not end it, nor one it never used.
+    const disconnect = client.$disconnect.bind(client);
+    Object.defineProperty(client, "$disconnect", {
+      value: async () => {
+        await disconnect();
+        await postgres.close();
+      },
     });
     return withDialect(client, "postgresql");
   }

@@ -415,6 +415,8 @@ export async function queuePage(
       LIMIT ${input.take}
     ) AS r JOIN "providers" AS p ON p."id" = r."providerId"
     ORDER BY r."priorityRank" ASC, r."createdAt" ASC, r."id" ASC`,
+    // Open reviews are few among many decided ones, and a search may narrow them further.
+    { planEach: true },
   );
   return found.map((f) =>
     Object.assign(reviewRow(f), {

@@ -1,6 +1,7 @@
 /**
- * The GRAPHIQL switch of the configuration: GraphiQL on by default, off in production; `on` in
+ * The configuration's switches. GRAPHIQL: GraphiQL on by default, off in production; `on` in
  * production opens schema introspection with it; anything but on/off stops the service at start.
+ * DATABASE_POOL_SIZE: the PostgreSQL pools' size.
  */
 import { describe, expect, test } from "@jest/globals";
 import { loadConfig } from "../../src/config.ts";
@@ -34,5 +35,14 @@ describe("GRAPHIQL", () => {
   test("any other value is an error at start", () => {
     expect(() => loadConfig({ GRAPHIQL: "yes" })).toThrow('GRAPHIQL must be "on" or "off", got "yes"');
     expect(() => loadConfig({ ...PRODUCTION, GRAPHIQL: "enabled" })).toThrow(/GRAPHIQL must be "on" or "off"/);
+  });
+});
+
+describe("DATABASE_POOL_SIZE", () => {
+  test("is 10 unless set, and must be a positive whole number", () => {
+    expect(loadConfig({}).databasePoolSize).toBe(10);
+    expect(loadConfig({ DATABASE_POOL_SIZE: "4" }).databasePoolSize).toBe(4);
+    expect(() => loadConfig({ DATABASE_POOL_SIZE: "0" })).toThrow(/DATABASE_POOL_SIZE/);
+    expect(() => loadConfig({ DATABASE_POOL_SIZE: "many" })).toThrow(/DATABASE_POOL_SIZE/);
   });
 });

@@ -1,0 +1,124 @@
+/**
+ * PostgreSQL's connections (src/db/postgres.ts): pools sized by configuration, named statements,
+ * plans kept for the raw reads and made per execution for Prisma and value-dependent reads, and the
+ * values the direct reads answer. On a throwaway database of the local server in both suite runs.
+ */
+import { execFileSync } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
+import pg from "pg";
+import { type Db, openDb, queryRows } from "../../src/db/client.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { statementNames } from "../../src/db/postgres.ts";
+import { Prisma } from "../../src/generated/prisma/client.ts";
+
+const ADMIN = process.env.PG_ADMIN_URL || "postgresql://postgres@127.0.0.1:5432/postgres";
+const NAME = `registry_pool_${process.pid}_${Date.now()}`;
+const URL_OF_DB = `${ADMIN.replace(/\/[^/]*$/, "")}/${NAME}`;
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: ADMIN });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+let db: Db;
+beforeAll(async () => {
+  await admin(`CREATE DATABASE "${NAME}"`);
+  await migrate(URL_OF_DB);
+  db = await openDb(URL_OF_DB, { poolSize: 2 });
+});
+afterAll(async () => {
+  await db.$disconnect();
+  await admin(`DROP DATABASE IF EXISTS "${NAME}" WITH (FORCE)`);
+});
+
+const VALUES = Prisma.sql`SELECT CAST('2026-01-02 03:04:05.678' AS timestamp(3)) AS "at", CAST(${5} AS bigint) AS "n",
+  CAST('{"a":[1]}' AS jsonb) AS "j", ${new Date("2026-03-04T05:06:07.089Z")}::timestamp(3) AS "echo"`;
+const backend = Prisma.sql`SELECT pg_backend_pid() AS "pid", current_setting('plan_cache_mode') AS "plans", pg_sleep(0.05)::text AS "slept"`;
+
+describe("statement names", () => {
+  test("one name per text, the same every time, none past the bound", () => {
+    const nameOf = statementNames(2);
+    const a = nameOf("SELECT 1");
+    const b = nameOf("SELECT 2");
+    expect(a).toBeDefined();
+    expect(b).toBeDefined();
+    expect(a).not.toBe(b);
+    expect(nameOf("SELECT 1")).toBe(a);
+    expect(nameOf("SELECT 3")).toBeUndefined();
+    expect(nameOf("SELECT 2")).toBe(b);
+  });
+});
+
+describe("pools", () => {
+  test("raw reads use at most DATABASE_POOL_SIZE connections, each keeping its plans", async () => {
+    const rows = (await Promise.all(Array.from({ length: 12 }, () => queryRows(db, backend)))).flat();
+    expect(new Set(rows.map((r) => r.pid)).size).toBeLessThanOrEqual(2);
+    expect(new Set(rows.map((r) => r.plans))).toEqual(new Set(["force_generic_plan"]));
+  });
+
+  test("reads whose plan depends on their values, and Prisma's statements, are planned per execution", async () => {
+    const each = (
+      await Promise.all(Array.from({ length: 6 }, () => queryRows(db, backend, { planEach: true })))
+    ).flat();
+    expect(new Set(each.map((r) => r.pid)).size).toBeLessThanOrEqual(2);
+    expect(new Set(each.map((r) => r.plans))).toEqual(new Set(["force_custom_plan"]));
+    const prisma = await db.$queryRaw<{ plans: string }[]>`SELECT current_setting('plan_cache_mode') AS "plans"`;
+    expect(prisma[0]?.plans).toBe("force_custom_plan");
+    const inTransaction = await db.$transaction((tx) => queryRows(tx, backend));
+    expect(inTransaction[0]?.plans).toBe("force_custom_plan");
+  });
+
+  test("a read is a named statement, prepared once on its connection", async () => {
+    const one = await openDb(URL_OF_DB, { poolSize: 1 });
+    try {
+      const read = Prisma.sql`SELECT "providerCode" FROM "providers" WHERE "providerCode" = ${"nobody"}`;
+      await queryRows(one, read);
+      await queryRows(one, read);
+      const prepared = await queryRows(one, Prisma.sql`SELECT "statement" FROM pg_prepared_statements`);
+      expect(prepared.filter((p) => p.statement === read.text)).toHaveLength(1);
+    } finally {
+      await one.$disconnect();
+    }
+  });
+});
+
+describe("values", () => {
+  test("as Prisma's $queryRaw answers them", async () => {
+    const [direct] = await queryRows(db, VALUES);
+    const [prisma] = await db.$queryRaw<Record<string, unknown>[]>(VALUES);
+    expect((direct?.at as Date).toISOString()).toBe("2026-01-02T03:04:05.678Z");
+    expect((direct?.echo as Date).toISOString()).toBe("2026-03-04T05:06:07.089Z");
+    expect(direct).toEqual(prisma);
+    expect(direct?.n).toBe(5n);
+    expect(direct?.j).toEqual({ a: [1] });
+  });
+
+  test("timestamps are UTC whatever the process's time zone", () => {
+    // A process of its own: the time zone is read when a process starts.
+    const script = `
+      const { openDb, queryRows } = await import("./src/db/client.ts");
+      const { Prisma } = await import("./src/generated/prisma/client.ts");
+      const db = await openDb(process.env.DB_URL, { poolSize: 1 });
+      const [row] = await queryRows(db, Prisma.sql\`SELECT CAST('2026-01-02 03:04:05.678' AS timestamp(3)) AS "at",
+        \${new Date("2026-03-04T05:06:07.089Z")}::timestamp(3) AS "echo"\`);
+      process.stdout.write(JSON.stringify(row));
+      await db.$disconnect();`;
+    const out = execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      env: { ...process.env, TZ: "America/New_York", DB_URL: URL_OF_DB, NODE_OPTIONS: "" },
+      encoding: "utf8",
+    });
+    expect(JSON.parse(out)).toEqual({ at: "2026-01-02T03:04:05.678Z", echo: "2026-03-04T05:06:07.089Z" });
+  });
+
+  test("a closed client's reads fail rather than open a pool again", async () => {
+    const closed = await openDb(URL_OF_DB, { poolSize: 1 });
+    await queryRows(closed, Prisma.sql`SELECT 1 AS "one"`);
+    await closed.$disconnect();
+    await expect(queryRows(closed, Prisma.sql`SELECT 1 AS "one"`)).rejects.toThrow();
+  });
+});
