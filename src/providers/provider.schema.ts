@@ -10,7 +10,7 @@ import type { Prisma } from "../generated/prisma/client.ts";
 import { IF_VERSION_DESCRIPTION, ifMatchOf } from "../http/if-match.ts";
 import { idempotencyOf, REPLAY_NOTICE } from "../idempotency/idempotency.plugin.ts";
 import { commitInTransaction } from "../idempotency/idempotency.store.ts";
-import { decodeCursor, page, pageSize } from "../pagination.ts";
+import { pageSize } from "../pagination.ts";
 import { changeFeedArgs, changesPage, lifecycleFilters } from "./provider.changes.ts";
 import {
   changeLifecycle,
@@ -21,7 +21,7 @@ import {
 } from "./provider.lifecycle.ts";
 import { relationsAsked } from "./provider.relations.ts";
 import { type Intake, labelFilter, validateIntake, validatePatch } from "./provider.rules.ts";
-import { searchProviders, searchWords } from "./provider.search.store.ts";
+import { listProviders, searchProviders, searchWords } from "./provider.search.store.ts";
 import { type Relations, readProvider, SUMMARY_SELECT } from "./provider.store.ts";
 import {
   AgentType,
@@ -96,23 +96,7 @@ builder.queryFields((t) => ({
       }
       // With updatedSince the list is a change feed: oldest change first (provider.changes.ts).
       if (since) return changesPage(ctx.db, filters, SUMMARY_SELECT, limit, args.cursor);
-      const after = decodeCursor(args.cursor, ["date", "int"] as const);
-      const rows = await ctx.db.provider.findMany({
-        where: {
-          AND: [
-            ...filters,
-            after
-              ? {
-                  OR: [{ updatedAt: { lt: after[0] } }, { updatedAt: after[0], id: { lt: after[1] } }],
-                }
-              : {},
-          ],
-        },
-        select: SUMMARY_SELECT,
-        orderBy: [{ updatedAt: "desc" }, { id: "desc" }],
-        take: limit + 1,
-      });
-      return page(rows, limit, (r) => [r.updatedAt.toISOString(), r.id]);
+      return listProviders(ctx.db, filters, limit, args.cursor);
     },
   }),
 

@@ -20,7 +20,7 @@ import { createHash } from "node:crypto";
 import { type Db, type Dialect, dialectIn, queryRows } from "../db/client.ts";
 import { badInput } from "../errors.ts";
 import { Prisma } from "../generated/prisma/client.ts";
-import { decodeCursor, encodeCursor } from "../pagination.ts";
+import { decodeCursor, encodeCursor, page } from "../pagination.ts";
 import { SUMMARY_SQL, type SummaryRow, summaryRow } from "./provider.store.ts";
 
 export const MAX_SEARCH_LENGTH = 200;
@@ -171,6 +171,30 @@ export function providersTable(alias = "p"): SqlTable {
   };
 }
 
+// ── The providers list ──────────────────────────────────────────────────────────────────────
+/**
+ * One page of the providers list without a search: newest change first, `(updatedAt, id)` keyset,
+ * in one raw statement (through Prisma's `findMany` its client-side work was most of the read).
+ */
+export async function listProviders(
+  db: Db,
+  filters: readonly Prisma.ProviderWhereInput[],
+  limit: number,
+  cursor: string | null | undefined,
+): Promise<{ items: SummaryRow[]; nextCursor: string | null }> {
+  const after = decodeCursor(cursor, ["date", "int"] as const);
+  const keyset: Prisma.ProviderWhereInput[] = after
+    ? [{ OR: [{ updatedAt: { lt: after[0] } }, { updatedAt: after[0], id: { lt: after[1] } }] }]
+    : [];
+  const rows = await queryRows(
+    db,
+    Prisma.sql`SELECT ${SUMMARY_SQL} FROM "providers" AS p
+      WHERE ${whereSql({ AND: [...filters, ...keyset] }, providersTable("p"))}
+      ORDER BY p."updatedAt" DESC, p."id" DESC LIMIT ${limit + 1}`,
+  );
+  return page(rows.map(summaryRow), limit, (r) => [r.updatedAt.toISOString(), r.id]);
+}
+
 // ── The providers list, searched ────────────────────────────────────────────────────────────
 /**
  * Search pages use an OFFSET cursor, `[offset, fingerprint]`, not a keyset on the rank: a row's
@@ -294,6 +318,8 @@ export async function searchProviders(
                to_tsquery('simple', provider_search_fold(${tsQuery(request.words, "all")})) AS q
           ORDER BY "b"."block" ASC, ts_rank_cd(${TS_WEIGHTS}::float4[], p."searchVector", q) DESC, "b"."id" DESC
           LIMIT ${take} OFFSET ${within}`,
+          // A common word is best walked newest first, a rare one looked up in the index.
+          { planEach: true },
         )
       : // The score is computed in the walk itself: OFFSET skips rows before their columns are read.
         await queryRows(
