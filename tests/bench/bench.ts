@@ -3,7 +3,8 @@
  * Node process on the same database, in one run, interleaved.
  *
  *   npm run bench -- [--sizes 1000,100000,1000000] [--ops detail,list,search,card,patch,intake,queue]
- *                    [--targets bare,rest,graphql,rest-nocache,graphql-nocache]
+ *                    [--targets bare,rest,graphql,rest-nocache,graphql-nocache,postgraphile]
+ *                    [--dialects sqlite,postgresql] [--pg-url postgresql://postgres@127.0.0.1:5432/postgres]
  *                    [--duration 3] [--warmup 1] [--first-warmup 5] [--runs 3] [--rate 100] [--connections 32]
  *                    [--cpu-prof] [--baseline <git ref>]
  *
@@ -20,6 +21,11 @@
  * - `rest-before` / `graphql-before` (with `--baseline <ref>`): the service as it was at that git
  *   ref, built from a worktree in data/bench/, writing to the same database: what a change to the
  *   write path costs, side by side with it.
+ * - `postgraphile` (PostgreSQL only): PostGraphile v5 over the same tables, the peer, for detail and
+ *   list (tests/bench/peer/): installed by the benchmark into data/bench/postgraphile/, its answers
+ *   checked against the service's before anything is measured.
+ * Each dialect has its own servers and databases; PostgreSQL itself is not pinned, and its CPU per
+ * request (all its processes, from /proc) is recorded beside the server's.
  * Both run as plain JavaScript, without a loader: the service built by scripts/build.mjs, the bare
  * baseline built the same way by esbuild into data/bench/.
  * The load generator is autocannon's programmatic API in this process, which pins itself to core 1.
@@ -33,13 +39,14 @@
  * in this process: autocannon's rate limit sends each second's quota in one burst; p50/p99 latency). Runs are interleaved — run 1 of every cell, then run 2 … — so that
  * whatever else the machine does weighs on all alike; each figure is the median over the runs.
  *
- * Databases: `data/bench/sqlite-<size>.db`, seeded by scripts/synthetic/seed.ts (seed 1) when missing
- * or not holding exactly `size` agents — the same files tests/bench/search.bench.ts reuses. The
- * writes the benchmark makes (intakes, PATCHes) are removed at the end, so each file holds its
- * `size` seeded agents again. Results: tests/bench/results/bench.{json,md}.
+ * Databases: `data/bench/sqlite-<size>.db` and the PostgreSQL database `agent_registry_bench_<size>`
+ * on the server of --pg-url, seeded by scripts/synthetic/seed.ts (seed 1) when missing or not holding
+ * exactly `size` agents — the same ones tests/bench/search.bench.ts reuses. The writes the benchmark
+ * makes (intakes, PATCHes) are removed at the end, so each holds its `size` seeded agents again.
+ * Results: tests/bench/results/bench.{json,md}.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { createServer } from "node:net";
 import { cpus, loadavg, totalmem } from "node:os";
@@ -55,6 +62,8 @@ import { loadConfig } from "../../src/config.ts";
 import { sqlitePath } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { benchFeed, type FeedSample } from "./feed.bench.ts";
+import { comparePeer, installPeer, PEER_READY, type PeerOp, peerRequest } from "./peer/postgraphile.ts";
+import { ensurePgSeeded, withPg } from "./pg.seed.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const RESULTS = new URL("./results/", import.meta.url);
@@ -68,8 +77,13 @@ const TARGETS = [
   "graphql-nocache",
   "rest-before",
   "graphql-before",
+  "postgraphile",
 ] as const;
 type TargetName = (typeof TARGETS)[number];
+const DIALECTS = ["sqlite", "postgresql"] as const;
+type Dialect = (typeof DIALECTS)[number];
+/** Targets that run on one dialect only: the bare baseline is better-sqlite3, the peer PostgreSQL's. */
+const ONLY_ON: Partial<Record<TargetName, Dialect>> = { bare: "sqlite", postgraphile: "postgresql" };
 const OPS = ["detail", "list", "search", "card", "patch", "intake", "queue", "feed", "webhooks"] as const;
 type OpName = (typeof OPS)[number];
 /** Operations measured by a scenario of their own on the largest registry's service, not by autocannon. */
@@ -84,6 +98,7 @@ const SERVES: Record<TargetName, readonly OpName[]> = {
   "graphql-nocache": ["detail", "list", "search", "card"],
   "rest-before": ["patch", "intake"],
   "graphql-before": ["patch", "intake"],
+  postgraphile: ["detail", "list"],
 };
 
 interface Options {
@@ -99,6 +114,9 @@ interface Options {
   cpuProf: boolean;
   /** The git ref of the `-before` targets; without it they are left out. */
   baseline: string | undefined;
+  dialects: Dialect[];
+  /** The PostgreSQL server whose databases the benchmark creates. */
+  pgUrl: string;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -114,6 +132,8 @@ function parseArgs(argv: string[]): Options {
     "connections",
     "cpu-prof",
     "baseline",
+    "dialects",
+    "pg-url",
   ]);
   const list = <T extends string>(name: string, all: readonly T[], fallback: string): T[] => {
     const items = (args.get(name) ?? fallback).split(",").map((s) => s.trim());
@@ -139,6 +159,8 @@ function parseArgs(argv: string[]): Options {
     connections: Math.round(num("connections", 32)),
     cpuProf: args.has("cpu-prof") && args.get("cpu-prof") !== "false",
     baseline: args.get("baseline"),
+    dialects: list("dialects", DIALECTS, DIALECTS.join(",")),
+    pgUrl: args.get("pg-url") || process.env.BENCH_PG_URL || "postgresql://postgres@127.0.0.1:5432/postgres",
   };
 }
 
@@ -176,7 +198,7 @@ function removeBenchWrites(path: string, size: number): void {
   const extra = (db.prepare(`SELECT count(*) AS n FROM "providers" WHERE "id" > ?`).get(size) as { n: number }).n;
   if (extra > 0) {
     db.transaction(() => {
-      for (const table of ["review_events", "provider_versions", "access_tokens", "provider_labels", "events"]) {
+      for (const table of WRITTEN) {
         db.prepare(`DELETE FROM "${table}" WHERE "providerId" > ?`).run(size);
       }
       db.prepare(`DELETE FROM "reviews" WHERE "providerId" > ?`).run(size);
@@ -192,14 +214,47 @@ function removeBenchWrites(path: string, size: number): void {
   db.close();
 }
 
+/** The tables holding the benchmark's writes by `providerId`, children first; then `reviews` and `providers`. */
+const WRITTEN = ["review_events", "provider_versions", "access_tokens", "provider_labels", "events"];
+
+/** removeBenchWrites on PostgreSQL, then VACUUM, so the next run reads the tables as seeded. */
+async function removePgBenchWrites(url: string, size: number): Promise<void> {
+  await withPg(url, async (db) => {
+    const extra = Number((await db.query(`SELECT count(*) AS n FROM "providers" WHERE "id" > $1`, [size])).rows[0].n);
+    if (extra > 0) {
+      await db.query("BEGIN");
+      for (const table of [...WRITTEN, "reviews"])
+        await db.query(`DELETE FROM "${table}" WHERE "providerId" > $1`, [size]);
+      await db.query(`DELETE FROM "idempotency_keys"`);
+      await db.query(`DELETE FROM "providers" WHERE "id" > $1`, [size]);
+      await db.query("COMMIT");
+      log(`bench: removed ${extra} agents the benchmark had written to ${new URL(url).pathname.slice(1)}`);
+    }
+    await db.query("VACUUM ANALYZE");
+  });
+}
+
+/** A size's database of a dialect, seeded and as seeded. */
+async function ensureDatabase(dialect: Dialect, size: number, options: Options): Promise<string> {
+  if (dialect === "sqlite") return ensureSeeded(size);
+  const { url } = await ensurePgSeeded(options.pgUrl, size);
+  await removePgBenchWrites(url, size);
+  return url;
+}
+
+/** Gives a database back as seeded: the benchmark's own writes removed. */
+async function cleanUp(dialect: Dialect, url: string, size: number): Promise<void> {
+  if (dialect === "sqlite") removeBenchWrites(sqlitePath(url), size);
+  else await removePgBenchWrites(url, size);
+}
+
+const SAMPLE = `SELECT "providerCode" FROM "providers" WHERE "visibility" = 'PUBLIC' AND "reviewStage" = 'APPROVED' ORDER BY "id" LIMIT 1 OFFSET 10`;
+
 /** A public, approved agent of the seeded registry (what an anonymous detail can show), the same at every size. */
-function sampleCode(path: string): string {
-  const db = new Database(path, { readonly: true });
-  const row = db
-    .prepare(
-      `SELECT "providerCode" FROM "providers" WHERE "visibility" = 'PUBLIC' AND "reviewStage" = 'APPROVED' ORDER BY "id" LIMIT 1 OFFSET 10`,
-    )
-    .get() as { providerCode: string };
+async function sampleCode(dialect: Dialect, url: string): Promise<string> {
+  if (dialect === "postgresql") return withPg(url, async (db) => (await db.query(SAMPLE)).rows[0].providerCode);
+  const db = new Database(sqlitePath(url), { readonly: true });
+  const row = db.prepare(SAMPLE).get() as { providerCode: string };
   db.close();
   return row.providerCode;
 }
@@ -255,7 +310,17 @@ function buildBaseline(ref: string): string {
   return `${dir}/dist/main.js`;
 }
 
-async function startServer(name: string, script: string, env: Record<string, string>, cpuProf: boolean) {
+/** How a server says it is ready: the service's /ready, else a request of its own. */
+type Probe = { path: string; method?: string; headers?: Record<string, string>; body?: string };
+const READY: Probe = { path: "/ready" };
+
+async function startServer(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  cpuProf: boolean,
+  probe: Probe = READY,
+) {
   const port = await freePort();
   const profile = cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${fileURLToPath(RESULTS)}profiles`] : [];
   // As `npm start` runs the service (package.json; see src/main.ts), the bare baseline alike.
@@ -270,10 +335,9 @@ async function startServer(name: string, script: string, env: Record<string, str
     stderr += chunk;
   });
   const url = `http://127.0.0.1:${port}`;
-  const probe = script.includes("bare") ? "/api/v1/providers?limit=1" : "/ready";
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}): ${stderr}`);
-    const ok = await fetch(`${url}${probe}`).then(
+    const ok = await fetch(`${url}${probe.path}`, probe).then(
       (r) => r.status === 200,
       () => false,
     );
@@ -290,6 +354,30 @@ function cpuSeconds(pid: number): number {
   // The fields after the command name (which may hold spaces, inside parentheses): utime is the 14th field.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/** CPU seconds each of this machine's PostgreSQL processes has used so far, by pid. */
+function postgresCpu(): Map<string, number> {
+  const used = new Map<string, number>();
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (!stat.includes("(postgres)")) continue;
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      used.set(pid, (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return used;
+}
+
+/** PostgreSQL's CPU seconds since `before`: a connection opened meanwhile counts whole, one closed meanwhile is lost. */
+function postgresCpuSince(before: Map<string, number>): number {
+  let total = 0;
+  for (const [pid, seconds] of postgresCpu()) total += seconds - (before.get(pid) ?? 0);
+  return total;
 }
 
 async function stopServer(server: Server): Promise<void> {
@@ -368,6 +456,7 @@ function intakeBody(): string {
 }
 
 function requestOf(target: TargetName, op: OpName, f: Fixture): Request {
+  if (target === "postgraphile") return peerRequest(op as PeerOp, f);
   const rest = !target.startsWith("graphql");
   const filter = { agentType: "ASSISTANT", trustTier: "VERIFIED", labels: [COMMON_LABEL], limit: 20 };
   switch (op) {
@@ -492,6 +581,9 @@ interface Sample {
    * the server was waiting — on the load generator (its own single core at its limit) or on the disk.
    */
   serverCpu?: number;
+  /** At saturation: CPU per answered request, in µs, of the server's process and of PostgreSQL (all its processes). */
+  cpuUs?: number;
+  pgCpuUs?: number;
 }
 
 function quantile(sorted: number[], q: number): number {
@@ -647,6 +739,7 @@ async function requestFor(url: string, target: TargetName, op: OpName, fixture: 
 
 // ── Main ──────────────────────────────────────────────────────────────────────────────────────
 interface Cell {
+  dialect: Dialect;
   size: number;
   target: TargetName;
   op: OpName;
@@ -663,6 +756,7 @@ const r2 = (n: number) => Math.round(n * 100) / 100;
 
 function summarize(cell: Cell) {
   return {
+    dialect: cell.dialect,
     size: cell.size,
     target: cell.target,
     op: cell.op,
@@ -671,6 +765,8 @@ function summarize(cell: Cell) {
     p99Ms: r2(median(cell.runs.map((r) => r.fixed.p99))),
     saturationP99Ms: r2(median(cell.runs.map((r) => r.saturation.p99))),
     serverCpu: r2(median(cell.runs.map((r) => r.saturation.serverCpu ?? Number.NaN))),
+    cpuUs: Math.round(median(cell.runs.map((r) => r.saturation.cpuUs ?? Number.NaN))),
+    pgCpuUs: Math.round(median(cell.runs.map((r) => r.saturation.pgCpuUs ?? Number.NaN))),
     failures: cell.runs.reduce((n, r) => n + r.saturation.failures + r.fixed.failures, 0),
     runs: cell.runs,
   };
@@ -686,7 +782,11 @@ async function main() {
   const servers: Server[] = [];
   const cells: Cell[] = [];
   const feedRuns: FeedSample[] = [];
-  const paths = new Map<number, string>();
+  /** Each dialect's and size's database, cleaned at the end. */
+  const databases: { dialect: Dialect; size: number; url: string }[] = [];
+  const cleanAll = async () => {
+    for (const d of databases) await cleanUp(d.dialect, d.url, d.size);
+  };
   try {
     const reviewer = await signReviewerToken(
       loadConfig({ ...process.env, NODE_ENV: "production", REVIEWER_JWT_SECRET: JWT_SECRET }),
@@ -694,63 +794,76 @@ async function main() {
       { roles: ["reviewer"] },
     );
     const urls = new Map<string, string>();
-    const fixtures = new Map<number, Fixture>();
+    const fixtures = new Map<string, Fixture>();
     mkdirSync(`${ROOT}data/bench`, { recursive: true });
     const scripts = await buildServers();
-    for (const size of options.sizes) {
-      const databaseUrl = await ensureSeeded(size);
-      paths.set(size, sqlitePath(databaseUrl));
-      const env = {
-        DATABASE_URL: databaseUrl,
-        NODE_ENV: "production",
-        REVIEWER_JWT_SECRET: JWT_SECRET,
-        RATE_LIMITS: "off",
-        LOG_LEVEL: "info",
-        REDIS_URL: "",
-        // The registry signs approved agents' cards only under its own origin in production.
-        PUBLIC_URL: "https://registry.example.com",
-      };
-      const wanted = new Set(options.targets);
-      if (wanted.has("bare")) {
-        const s = await startServer(`bare-${size}`, scripts.bare, { DATABASE_URL: databaseUrl }, false);
-        servers.push(s);
-        urls.set(`${size} bare`, s.url);
+    const wanted = new Set(options.targets);
+    const peer = options.dialects.includes("postgresql") && wanted.has("postgraphile") ? installPeer(ROOT) : null;
+    for (const dialect of options.dialects) {
+      for (const size of options.sizes) {
+        const databaseUrl = await ensureDatabase(dialect, size, options);
+        databases.push({ dialect, size, url: databaseUrl });
+        const at = (target: string) => `${dialect} ${size} ${target}`;
+        const env = {
+          DATABASE_URL: databaseUrl,
+          NODE_ENV: "production",
+          REVIEWER_JWT_SECRET: JWT_SECRET,
+          RATE_LIMITS: "off",
+          LOG_LEVEL: "info",
+          REDIS_URL: "",
+          // The registry signs approved agents' cards only under its own origin in production.
+          PUBLIC_URL: "https://registry.example.com",
+          // On PostgreSQL in production every replica must sign with keys it shares (signing.keys.ts).
+          SIGNING_KEYS_FILE: `${ROOT}data/bench/signing-keys.json`,
+        };
+        const start = async (targets: TargetName[], name: string, script: string, extra: Record<string, string>) => {
+          if (!targets.some((t) => wanted.has(t))) return;
+          const s = await startServer(`${name}-${dialect}-${size}`, script, { ...env, ...extra }, options.cpuProf);
+          servers.push(s);
+          for (const t of targets) urls.set(at(t), s.url);
+        };
+        if (dialect === "sqlite" && wanted.has("bare")) {
+          const s = await startServer(`bare-${size}`, scripts.bare, { DATABASE_URL: databaseUrl }, false, {
+            path: "/api/v1/providers?limit=1",
+          });
+          servers.push(s);
+          urls.set(at("bare"), s.url);
+        }
+        if (peer) {
+          const s = await startServer(`postgraphile-${size}`, peer, { DATABASE_URL: databaseUrl }, false, PEER_READY);
+          servers.push(s);
+          urls.set(at("postgraphile"), s.url);
+        }
+        await start(["rest", "graphql"], "app", scripts.service, { RESPONSE_CACHE: "on" });
+        await start(["rest-nocache", "graphql-nocache"], "app-nocache", scripts.service, { RESPONSE_CACHE: "off" });
+        if (options.baseline) {
+          await start(["rest-before", "graphql-before"], "app-before", buildBaseline(options.baseline), {
+            RESPONSE_CACHE: "on",
+          });
+        }
+        fixtures.set(`${dialect} ${size}`, { code: await sampleCode(dialect, databaseUrl), owners: [], reviewer });
       }
-      if (wanted.has("rest") || wanted.has("graphql")) {
-        const s = await startServer(`app-${size}`, scripts.service, { ...env, RESPONSE_CACHE: "on" }, options.cpuProf);
-        servers.push(s);
-        urls.set(`${size} rest`, s.url);
-        urls.set(`${size} graphql`, s.url);
-      }
-      if (wanted.has("rest-nocache") || wanted.has("graphql-nocache")) {
-        const s = await startServer(
-          `app-nocache-${size}`,
-          scripts.service,
-          { ...env, RESPONSE_CACHE: "off" },
-          options.cpuProf,
-        );
-        servers.push(s);
-        urls.set(`${size} rest-nocache`, s.url);
-        urls.set(`${size} graphql-nocache`, s.url);
-      }
-      if (options.baseline && (wanted.has("rest-before") || wanted.has("graphql-before"))) {
-        const script = buildBaseline(options.baseline);
-        const s = await startServer(`app-before-${size}`, script, { ...env, RESPONSE_CACHE: "on" }, options.cpuProf);
-        servers.push(s);
-        urls.set(`${size} rest-before`, s.url);
-        urls.set(`${size} graphql-before`, s.url);
-      }
-      fixtures.set(size, { code: sampleCode(sqlitePath(databaseUrl)), owners: [], reviewer });
     }
     for (const op of options.ops) {
       if (SCENARIOS.includes(op)) continue;
-      for (const size of options.sizes) {
-        for (const target of options.targets) {
-          if (!SERVES[target].includes(op)) continue;
-          const url = urls.get(`${size} ${target}`);
-          if (!url) continue;
-          await check(url, await requestFor(url, target, op, fixtures.get(size) as Fixture));
-          cells.push({ size, target, op, runs: [] });
+      for (const dialect of options.dialects) {
+        for (const size of options.sizes) {
+          const fixture = fixtures.get(`${dialect} ${size}`) as Fixture;
+          for (const target of options.targets) {
+            if (!SERVES[target].includes(op) || (ONLY_ON[target] ?? dialect) !== dialect) continue;
+            const url = urls.get(`${dialect} ${size} ${target}`);
+            if (!url) continue;
+            const answer = await check(url, await requestFor(url, target, op, fixture));
+            if (target === "postgraphile") {
+              // The peer must answer what the service answers, or the comparison means nothing.
+              const service = urls.get(`${dialect} ${size} rest-nocache`) ?? urls.get(`${dialect} ${size} rest`);
+              if (!service) throw new Error("the peer is compared with the service: run rest or rest-nocache too");
+              const own = await check(service, requestOf("rest-nocache", op, fixture));
+              const difference = comparePeer(op as PeerOp, JSON.parse(own), JSON.parse(answer));
+              if (difference) throw new Error(`postgraphile ${op} at ${size} answers other data: ${difference}`);
+            }
+            cells.push({ dialect, size, target, op, runs: [] });
+          }
         }
       }
     }
@@ -759,25 +872,31 @@ async function main() {
     );
     for (let run = 0; run < options.runs; run++) {
       for (const cell of cells) {
-        const url = urls.get(`${cell.size} ${cell.target}`) as string;
-        const request = await requestFor(url, cell.target, cell.op, fixtures.get(cell.size) as Fixture);
+        const url = urls.get(`${cell.dialect} ${cell.size} ${cell.target}`) as string;
+        const fixture = fixtures.get(`${cell.dialect} ${cell.size}`) as Fixture;
+        const request = await requestFor(url, cell.target, cell.op, fixture);
         await load(url, request, warmupOf(options, run), options.connections);
         // taskset execs node: the child's pid is the server's.
         const pid = servers.find((s) => s.url === url)?.child.pid as number;
         const cpuBefore = cpuSeconds(pid);
+        const pgBefore = cell.dialect === "postgresql" ? postgresCpu() : null;
         const saturation: Sample = await load(url, request, options.duration, options.connections);
-        saturation.serverCpu = (cpuSeconds(pid) - cpuBefore) / options.duration;
+        const cpu = cpuSeconds(pid) - cpuBefore;
+        const answered = Math.max(1, saturation.rps * options.duration);
+        saturation.serverCpu = cpu / options.duration;
+        saturation.cpuUs = (1e6 * cpu) / answered;
+        if (pgBefore) saturation.pgCpuUs = (1e6 * postgresCpuSince(pgBefore)) / answered;
         // The requests autocannon left in flight are still being answered when it stops: without a
         // pause the first requests of the fixed rate would queue behind them (32 × the service time).
         await new Promise((resolve) => setTimeout(resolve, 500));
         const fixed = await fixedRate(url, request, options.duration, options.rate);
         cell.runs.push({ saturation, fixed });
         log(
-          `bench: run ${run + 1} ${cell.size} ${cell.target} ${cell.op}: ${Math.round(saturation.rps)} req/s (server CPU ${Math.round(100 * (saturation.serverCpu ?? 0))}%); at ${options.rate}/s p50 ${r2(fixed.p50)} ms, p99 ${r2(fixed.p99)} ms${saturation.failures + fixed.failures ? `, ${saturation.failures + fixed.failures} failures` : ""}`,
+          `bench: run ${run + 1} ${cell.dialect} ${cell.size} ${cell.target} ${cell.op}: ${Math.round(saturation.rps)} req/s (server CPU ${Math.round(100 * (saturation.serverCpu ?? 0))}%, ${Math.round(saturation.cpuUs)} µs/req${saturation.pgCpuUs === undefined ? "" : `, PostgreSQL ${Math.round(saturation.pgCpuUs)} µs/req`}); at ${options.rate}/s p50 ${r2(fixed.p50)} ms, p99 ${r2(fixed.p99)} ms${saturation.failures + fixed.failures ? `, ${saturation.failures + fixed.failures} failures` : ""}`,
         );
       }
       const largest = options.sizes[options.sizes.length - 1] as number;
-      const service = urls.get(`${largest} rest`);
+      const service = urls.get(`sqlite ${largest} rest`);
       if (options.ops.includes("feed") && service) {
         const [owner] = await freshOwners(service, 1);
         const sample = await benchFeed({
@@ -796,7 +915,7 @@ async function main() {
     }
   } catch (error) {
     await Promise.all(servers.map(stopServer));
-    for (const [size, path] of paths) removeBenchWrites(path, size);
+    await cleanAll();
     throw error;
   }
   await Promise.all(servers.map(stopServer));
@@ -808,8 +927,8 @@ async function main() {
     });
     webhooks = readFileSync(new URL("webhooks-sqlite.md", RESULTS), "utf8");
   }
-  // The results are written before the files are cleaned: cleaning a million agents' file can take
-  // a while, and an interrupted clean-up is redone by the next run (ensureSeeded).
+  // The results are written before the databases are cleaned: cleaning a million agents' file can
+  // take a while, and an interrupted clean-up is redone by the next run (ensureDatabase).
   const rows = cells.map(summarize);
   const report = {
     date: new Date().toISOString(),
@@ -823,13 +942,15 @@ async function main() {
       loadAverageAtEnd: loadavg().map(r2),
     },
     method: {
-      pinning: "servers: taskset -c 0 (child processes); load generator (autocannon 9, in process): core 1",
+      pinning:
+        "servers: taskset -c 0 (child processes); load generator (autocannon 9, in process): core 1; PostgreSQL not pinned",
       saturation: `${options.connections} connections, ${options.duration} s, after ${options.warmup} s of warm-up (${warmupOf(options, 0)} s in the first run)`,
       fixedRate: `${options.rate} requests/s, evenly spaced (open model, keep-alive), ${options.duration} s; p50/p99 per response, from send to whole answer`,
       runs: options.runs,
       figure: "median over the runs",
       service:
-        "dist/main.js (npm start's build), NODE_ENV=production, JSON request log on (to /dev/null), RATE_LIMITS=off, SQLite",
+        "dist/main.js (npm start's build), NODE_ENV=production, JSON request log on (to /dev/null), RATE_LIMITS=off, SQLite or PostgreSQL",
+      peer: "PostGraphile v5 (tests/bench/peer/), installed into data/bench/postgraphile/, Promise.withResolvers polyfilled on Node 20",
     },
     ratios: ratios(rows, options, feedRuns),
     results: rows,
@@ -839,7 +960,7 @@ async function main() {
   const md = `${markdown(report, rows, options, feedRuns)}${webhooks ? `\n${webhooks.replace(/^# /, "## ")}` : ""}`;
   writeFileSync(new URL("bench.md", RESULTS), md);
   process.stdout.write(md);
-  for (const [size, path] of paths) removeBenchWrites(path, size);
+  await cleanAll();
 }
 
 /** A run's warm-up, in seconds: longer in the first run, while V8 has not yet optimized the cell's path. */
@@ -847,12 +968,74 @@ function warmupOf(options: Options, run: number): number {
   return run === 0 ? Math.max(options.warmup, options.firstWarmup) : options.warmup;
 }
 
-/** The issue's targets, as ratios and limits of this run. */
+type Goal = { target: string; size: number; value: number | null; goal: string; met: boolean | null };
+
+/** The targets (docs/performance.md), as ratios and limits of this run, each dialect's on its own rows. */
 function ratios(rows: Row[], options: Options, feedRuns: FeedSample[] = []) {
+  const on = (dialect: Dialect) => rows.filter((r) => r.dialect === dialect);
+  const goals = [
+    ...(options.dialects.includes("sqlite")
+      ? sqliteGoals(on("sqlite"), options, feedRuns).map((g) => ({ dialect: "sqlite", ...g }))
+      : []),
+    ...(options.dialects.includes("postgresql")
+      ? postgresGoals(on("postgresql"), options).map((g) => ({ dialect: "postgresql", ...g }))
+      : []),
+  ];
+  return goals.map((t) => ({ ...t, value: t.value === null ? null : Math.round(t.value * 1000) / 1000 }));
+}
+
+/** On PostgreSQL: against the peer (PostGraphile) at every size, and search's latency at the largest. */
+function postgresGoals(rows: Row[], options: Options): Goal[] {
+  const get = (size: number, target: TargetName, op: OpName) =>
+    rows.find((r) => r.size === size && r.target === target && r.op === op);
+  const out: Goal[] = [];
+  for (const size of options.sizes) {
+    for (const op of ["detail", "list"] as const) {
+      const peer = get(size, "postgraphile", op);
+      if (!peer) continue;
+      for (const target of ["rest-nocache", "graphql-nocache"] as const) {
+        const row = get(size, target, op);
+        if (!row) continue;
+        const v = row.rps / peer.rps;
+        out.push({ target: `${op} (${target}) / PostGraphile`, size, value: v, goal: "≥ 2", met: v >= 2 });
+        const cpu = row.pgCpuUs / peer.pgCpuUs;
+        out.push({
+          target: `${op} (${target}): PostgreSQL CPU per request / PostGraphile's`,
+          size,
+          value: cpu,
+          goal: "≤ 1",
+          met: cpu <= 1,
+        });
+      }
+      for (const target of ["rest", "graphql"] as const) {
+        const row = get(size, target, op);
+        if (!row) continue;
+        const v = row.rps / peer.rps;
+        out.push({ target: `${op} (${target}, cached) / PostGraphile`, size, value: v, goal: "≥ 20", met: v >= 20 });
+      }
+    }
+  }
+  const largest = options.sizes[options.sizes.length - 1] as number;
+  for (const target of ["rest-nocache", "graphql-nocache"] as const) {
+    const row = get(largest, target, "search");
+    if (row)
+      out.push({
+        target: `search p99 (${target})`,
+        size: largest,
+        value: row.p99Ms,
+        goal: "< 20 ms",
+        met: row.p99Ms < 20,
+      });
+  }
+  return out;
+}
+
+/** On SQLite: against the bare baseline, GraphQL against REST, latency, writes and the feed. */
+function sqliteGoals(rows: Row[], options: Options, feedRuns: FeedSample[]): Goal[] {
   const get = (size: number, target: TargetName, op: OpName) =>
     rows.find((r) => r.size === size && r.target === target && r.op === op);
   const largest = options.sizes[options.sizes.length - 1] as number;
-  const out: { target: string; size: number; value: number | null; goal: string; met: boolean | null }[] = [];
+  const out: Goal[] = [];
   // Unrounded: a goal is judged on the ratio itself (0.196 is not 0.20); the report rounds to 3 places.
   const ratio = (a?: Row, b?: Row) => (a && b ? a.rps / b.rps : null);
   for (const size of options.sizes) {
@@ -928,7 +1111,7 @@ function ratios(rows: Row[], options: Options, feedRuns: FeedSample[] = []) {
     const lost = feedRuns.reduce((n, f) => n + f.events * f.subscribers - f.delivered, 0);
     out.push({ target: "feed: messages not delivered", size: largest, value: lost, goal: "0", met: lost === 0 });
   }
-  return out.map((t) => ({ ...t, value: t.value === null ? null : Math.round(t.value * 1000) / 1000 }));
+  return out;
 }
 
 function markdown(
@@ -945,29 +1128,40 @@ function markdown(
     loadAverageAtStart: number[];
   };
   const lines = [
-    "# Benchmark — reads and writes against the bare limit (SQLite)",
+    "# Benchmark — the service against the bare limit (SQLite) and against PostGraphile (PostgreSQL)",
     "",
     `${report.date}; ${m.cpus} × ${m.cpu}, ${m.memoryGiB} GiB, Node ${m.node}; load average at start ${m.loadAverageAtStart.join(" / ")}.`,
-    `\`${report.command}\` — servers pinned to core 0, autocannon to core 1; throughput at saturation (${options.connections} connections), latency at ${options.rate} requests/s; median of ${options.runs} runs.`,
-    "",
-    `| operation | target | ${options.sizes.map((s) => `${s.toLocaleString("en")}: req/s · p50 / p99 ms`).join(" | ")} |`,
-    `|---|---|${options.sizes.map(() => "---").join("|")}|`,
+    `\`${report.command}\` — servers pinned to core 0, autocannon to core 1, PostgreSQL not pinned; throughput at saturation (${options.connections} connections), latency at ${options.rate} requests/s; median of ${options.runs} runs.`,
   ];
-  for (const op of options.ops) {
-    for (const target of options.targets) {
-      const cells = options.sizes.map((size) =>
-        rows.find((r) => r.size === size && r.target === target && r.op === op),
-      );
-      if (cells.every((c) => !c)) continue;
-      lines.push(
-        `| ${op} | ${target} | ${cells
-          .map((c) =>
-            c
-              ? `${c.rps.toLocaleString("en")} · ${c.p50Ms.toFixed(2)} / ${c.p99Ms.toFixed(2)}${c.failures ? ` (${c.failures} failed)` : ""}`
-              : "—",
-          )
-          .join(" | ")} |`,
-      );
+  for (const dialect of options.dialects) {
+    const pg = dialect === "postgresql";
+    lines.push(
+      "",
+      `## ${pg ? "PostgreSQL" : "SQLite"}`,
+      "",
+      pg
+        ? "req/s · p50 / p99 ms · CPU per request at saturation, µs: the server's process / PostgreSQL's."
+        : "req/s · p50 / p99 ms.",
+      "",
+      `| operation | target | ${options.sizes.map((s) => s.toLocaleString("en")).join(" | ")} |`,
+      `|---|---|${options.sizes.map(() => "---").join("|")}|`,
+    );
+    for (const op of options.ops) {
+      for (const target of options.targets) {
+        const cells = options.sizes.map((size) =>
+          rows.find((r) => r.dialect === dialect && r.size === size && r.target === target && r.op === op),
+        );
+        if (cells.every((c) => !c)) continue;
+        lines.push(
+          `| ${op} | ${target} | ${cells
+            .map((c) =>
+              c
+                ? `${c.rps.toLocaleString("en")} · ${c.p50Ms.toFixed(2)} / ${c.p99Ms.toFixed(2)}${pg ? ` · ${c.cpuUs} / ${c.pgCpuUs}` : ""}${c.failures ? ` (${c.failures} failed)` : ""}`
+                : "—",
+            )
+            .join(" | ")} |`,
+        );
+      }
     }
   }
   const waiting = rows.filter((r) => r.serverCpu < 0.9);
@@ -975,14 +1169,16 @@ function markdown(
     lines.push(
       "",
       `The server used less than 90% of its core at saturation (it waited — on the one-core load generator, or on the disk) in: ${waiting
-        .map((r) => `${r.op} ${r.target} ${r.size.toLocaleString("en")} (${Math.round(100 * r.serverCpu)}%)`)
+        .map(
+          (r) => `${r.dialect} ${r.op} ${r.target} ${r.size.toLocaleString("en")} (${Math.round(100 * r.serverCpu)}%)`,
+        )
         .join(", ")}.`,
     );
   }
-  lines.push("", "| target | size | measured | goal | met |", "|---|---|---|---|---|");
+  lines.push("", "| dialect | target | size | measured | goal | met |", "|---|---|---|---|---|---|");
   for (const t of ratios(rows, options, feedRuns)) {
     lines.push(
-      `| ${t.target} | ${t.size.toLocaleString("en")} | ${t.value ?? "—"} | ${t.goal} | ${t.met === null ? "—" : t.met ? "yes" : "**no**"} |`,
+      `| ${t.dialect} | ${t.target} | ${t.size.toLocaleString("en")} | ${t.value ?? "—"} | ${t.goal} | ${t.met === null ? "—" : t.met ? "yes" : "**no**"} |`,
     );
   }
   return `${lines.join("\n")}\n`;

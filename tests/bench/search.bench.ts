@@ -17,7 +17,6 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import Database from "better-sqlite3";
-import pg from "pg";
 import { parseOptions } from "../../scripts/synthetic/cli.ts";
 import { seedSynthetic } from "../../scripts/synthetic/seed.ts";
 import { COMMON_LABEL, SEARCH_WORDS } from "../../scripts/synthetic/vocabulary.ts";
@@ -26,6 +25,7 @@ import { type Dialect, openDb, sqlitePath } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { searchTuning } from "../../src/providers/provider.search.store.ts";
 import { createApp } from "../../src/yoga.ts";
+import { ensurePgSeeded } from "./pg.seed.ts";
 
 interface Options {
   dialect: Dialect;
@@ -89,30 +89,7 @@ async function ensureSeeded(options: Options, size: number): Promise<{ url: stri
     const seeded = await seedSynthetic({ databaseUrl: url, count: size, log });
     return { url, seededMs: seeded.ms };
   }
-  const admin = new URL(options.pgUrl);
-  const name = `agent_registry_bench_${size}`;
-  const url = new URL(options.pgUrl);
-  url.pathname = `/${name}`;
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  try {
-    const exists = (await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name])).rowCount === 1;
-    if (exists) {
-      await migrate(url.toString());
-      const db = new pg.Client({ connectionString: url.toString() });
-      await db.connect();
-      const n = Number((await db.query(`SELECT count(*) AS n FROM "providers"`)).rows[0].n);
-      await db.end();
-      if (n === size) return { url: url.toString(), seededMs: null };
-      log(`bench: database ${name} holds ${n} agents, not ${size}: seeding it again`);
-      await client.query(`DROP DATABASE "${name}" WITH (FORCE)`);
-    }
-    await client.query(`CREATE DATABASE "${name}"`);
-  } finally {
-    await client.end();
-  }
-  const seeded = await seedSynthetic({ databaseUrl: url.toString(), count: size, log });
-  return { url: url.toString(), seededMs: seeded.ms };
+  return ensurePgSeeded(options.pgUrl, size);
 }
 
 interface Measurement {
