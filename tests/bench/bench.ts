@@ -829,7 +829,7 @@ async function main() {
           servers.push(s);
           urls.set(at("bare"), s.url);
         }
-        if (peer) {
+        if (dialect === "postgresql" && peer) {
           const s = await startServer(`postgraphile-${size}`, peer, { DATABASE_URL: databaseUrl }, false, PEER_READY);
           servers.push(s);
           urls.set(at("postgraphile"), s.url);
