@@ -86,6 +86,22 @@ export function readingDirectly<F extends SqlDriverAdapterFactory>(
   return { factory: capturing, enable: (client) => directReads.set(client, () => connection) };
 }
 
+/**
+ * Gives a PostgreSQL client its raw reads (`queryRows` outside transactions read through `reads`:
+ * db/postgres.ts) and makes its `$disconnect` end the pools (`close`): Prisma lets go of a pool it
+ * was given but does not end it, nor one it never used.
+ */
+export function withPools(client: object, reads: ObjectRows, close: () => Promise<void>): void {
+  directReads.set(client, () => reads);
+  const disconnect = (client as Db).$disconnect.bind(client);
+  Object.defineProperty(client, "$disconnect", {
+    value: async () => {
+      await disconnect();
+      await close();
+    },
+  });
+}
+
 /** The transactions of `rawTransaction` open on a SQLite connection, by their handle. */
 const directTransactions = new WeakMap<object, RawQueryable>();
 
@@ -171,7 +187,7 @@ export async function queryRows(
  * Opens the PrismaClient for the configured database. SQLite is the embedded default: its folder is
  * created on first start, with a busy timeout so a writer waits rather than fails; `checkpoints`
  * tunes its WAL checkpoints (db/checkpoint.ts; tests). PostgreSQL goes through @prisma/adapter-pg
- * over a pool of `poolSize` connections (DATABASE_POOL_SIZE), with named statements (db/postgres.ts).
+ * over two pools of `poolSize` connections each (DATABASE_POOL_SIZE), with named statements (db/postgres.ts).
  */
 export async function openDb(
   databaseUrl: string,
@@ -183,15 +199,7 @@ export async function openDb(
     const { PrismaClient: PgClient } = await import("../generated/prisma-pg/client.ts");
     const postgres = openPostgres(databaseUrl, options.poolSize ?? DEFAULT_DATABASE_POOL_SIZE);
     const client = new PgClient({ adapter: postgres.adapter, transactionOptions: TRANSACTIONS });
-    directReads.set(client, () => postgres.reads);
-    // Prisma's $disconnect lets go of a pool it was given but does not end it, nor one it never used.
-    const disconnect = client.$disconnect.bind(client);
-    Object.defineProperty(client, "$disconnect", {
-      value: async () => {
-        await disconnect();
-        await postgres.close();
-      },
-    });
+    withPools(client, postgres.reads, postgres.close);
     return withDialect(client, "postgresql");
   }
   const path = sqlitePath(databaseUrl);

@@ -1,5 +1,6 @@
 /**
- * Full-text search over providers (API.md §4 "Lists"), on the index the database keeps itself
+ * The providers list's statements (API.md §4 "Lists"): a plain page, newest change first, and
+ * full-text search, on the index the database keeps itself
  * (prisma/migrations/<dialect>/20261121020000_search, 20261121030000_search_prefix):
  *
  * - SQLite: the FTS5 table `provider_search` (rowid = providers.id; columns providerCode, name,

@@ -6,7 +6,7 @@
  */
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQuery, Transaction } from "@prisma/driver-adapter-utils";
-import { type Db, dialectOf, readingDirectly, sqlitePath, withDialect } from "../../src/db/client.ts";
+import { type Db, dialectOf, readingDirectly, sqlitePath, withDialect, withPools } from "../../src/db/client.ts";
 import { PrismaClient } from "../../src/generated/prisma/client.ts";
 
 export interface CountingDb {
@@ -25,6 +25,15 @@ interface Hold {
   match: RegExp;
   reached: () => void;
   released: Promise<void>;
+}
+
+/** Waits, once the database has answered `sql`, while a hold matching it is in place. */
+async function held(holds: Hold[], sql: string): Promise<void> {
+  const hold = holds.findIndex((h) => h.match.test(sql));
+  if (hold === -1) return;
+  const [h] = holds.splice(hold, 1) as [Hold];
+  h.reached();
+  await h.released;
 }
 
 function countTransaction(tx: Transaction, statements: string[]): Transaction {
@@ -59,12 +68,7 @@ function countAdapter(adapter: SqlDriverAdapter, statements: string[], holds: Ho
           const sql = typeof query === "string" ? query : query.sql;
           statements.push(sql);
           const result = await value.call(target, query);
-          const hold = holds.findIndex((h) => h.match.test(sql));
-          if (hold !== -1) {
-            const [h] = holds.splice(hold, 1) as [Hold];
-            h.reached();
-            await h.released;
-          }
+          await held(holds, sql);
           return result;
         };
       }
@@ -95,12 +99,24 @@ export async function openCountingDb(databaseUrl: string): Promise<CountingDb> {
   const holds: Hold[] = [];
   let db: Db;
   if (dialectOf(databaseUrl) === "postgresql") {
-    const [{ PrismaPg }, { PrismaClient: PgClient }] = await Promise.all([
-      import("@prisma/adapter-pg"),
-      import("../../src/generated/prisma-pg/client.ts"),
-    ]);
-    const adapter = countFactory(new PrismaPg({ connectionString: databaseUrl }), statements, holds);
+    // The service's pools and adapter (src/db/postgres.ts), with the raw reads counted as they leave.
+    const { openPostgres } = await import("../../src/db/postgres.ts");
+    const { PrismaClient: PgClient } = await import("../../src/generated/prisma-pg/client.ts");
+    const postgres = openPostgres(databaseUrl, 10);
+    const adapter = countFactory(postgres.adapter, statements, holds);
     db = withDialect(new PgClient({ adapter: adapter as never }), "postgresql");
+    withPools(
+      db,
+      {
+        queryObjects: async (query, options) => {
+          statements.push(query.sql);
+          const rows = await postgres.reads.queryObjects(query, options);
+          await held(holds, query.sql);
+          return rows;
+        },
+      },
+      postgres.close,
+    );
   } else {
     // Raw reads go straight to the (counted) connection, as in src/db/client.ts.
     const direct = readingDirectly(
