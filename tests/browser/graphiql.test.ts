@@ -72,19 +72,24 @@ describe("GraphiQL in a browser", () => {
     expect(shown).toContain('"trustTier": "');
     expect(shown).not.toContain('"errors"');
 
-    // Its scripts, stylesheet and Monaco's workers came from /assets/.
-    const assets = visitor.requests.filter((r) => new URL(r.url()).pathname.startsWith("/assets/graphiql-"));
-    const names = assets.map((r) => new URL(r.url()).pathname.replace(/-[0-9a-f]{16}\./, "."));
-    expect(new Set(names)).toEqual(
-      new Set([
-        "/assets/graphiql.js",
-        "/assets/graphiql-boot.js",
-        "/assets/graphiql.css",
-        "/assets/graphiql-editor-worker.js",
-        "/assets/graphiql-graphql-worker.js",
-        "/assets/graphiql-json-worker.js",
-      ]),
-    );
+    // Its scripts, stylesheet and Monaco's workers came from /assets/. Monaco starts its language
+    // workers when it gets to them, sometimes after the answer is shown: wait for them, a while.
+    const expected = new Set([
+      "/assets/graphiql.js",
+      "/assets/graphiql-boot.js",
+      "/assets/graphiql.css",
+      "/assets/graphiql-editor-worker.js",
+      "/assets/graphiql-graphql-worker.js",
+      "/assets/graphiql-json-worker.js",
+    ]);
+    const assetsSoFar = () => visitor.requests.filter((r) => new URL(r.url()).pathname.startsWith("/assets/graphiql-"));
+    const namesOf = (requests: Request[]) =>
+      new Set(requests.map((r) => new URL(r.url()).pathname.replace(/-[0-9a-f]{16}\./, ".")));
+    for (let waited = 0; namesOf(assetsSoFar()).size < expected.size && waited < 10_000; waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const assets = assetsSoFar();
+    expect(namesOf(assets)).toEqual(expected);
     // GraphiQL's own script, compressed (a worker's request gives no response to wait for here).
     const script = await assets.find((r) => /\/graphiql-[0-9a-f]{16}\.js$/.test(r.url()))?.response();
     expect(script?.headers()["cache-control"]).toBe("public, max-age=31536000, immutable");
