@@ -62,7 +62,7 @@ type RawQueryable = Pick<SqlQueryable, "queryRaw"> &
   Partial<ObjectRows>;
 
 /** The connections that `queryRows` may read through directly, by the client that opened them. */
-const directReads = new WeakMap<object, () => (RawQueryable | ObjectRows) | undefined>();
+const directReads = new WeakMap<object, () => Partial<RawQueryable> | undefined>();
 
 /**
  * An adapter factory whose connection `queryRows` on `client` reads through directly, and the
@@ -131,8 +131,7 @@ const NO_ARGS = { args: [], argTypes: [] };
  */
 export async function rawTransaction<T>(db: Db, work: (tx: RawTx) => Promise<T>): Promise<T> {
   const connection = directReads.get(db)?.();
-  if (!connection || !("startTransaction" in connection) || !connection.startTransaction)
-    return db.$transaction((tx) => work(tx as unknown as RawTx));
+  if (!connection?.startTransaction) return db.$transaction((tx) => work(tx as unknown as RawTx));
   const open = await connection.startTransaction();
   const tx: RawTx = { rawTransaction: true, dialect: db.dialect };
   directTransactions.set(tx, open);
@@ -178,7 +177,7 @@ export async function queryRows(
   const query = { sql: dialectIn(db) === "postgresql" ? sql.text : sql.sql, args: sql.values };
   // Objects straight from better-sqlite3 or pg on this service's connections; a connection without
   // them (a test's counting adapter) answers arrays.
-  return "queryObjects" in connection && connection.queryObjects
+  return connection.queryObjects
     ? connection.queryObjects(query, options)
     : rowObjects(await (connection as RawQueryable).queryRaw(rawQuery(query)));
 }
