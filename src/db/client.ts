@@ -1,11 +1,11 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
-import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQueryable } from "@prisma/driver-adapter-utils";
+import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQuery, SqlQueryable } from "@prisma/driver-adapter-utils";
 import { DEFAULT_DATABASE_POOL_SIZE } from "../config.ts";
 import { Prisma, PrismaClient } from "../generated/prisma/client.ts";
 import { type Checkpointer, type CheckpointOptions, startCheckpointer } from "./checkpoint.ts";
-import { isolatedSqlite, type ObjectRows, type ReadOptions, rawQuery, rowObjects, walSync } from "./sqlite.ts";
+import { isolatedSqlite, rawQuery, rowObjects, walSync } from "./sqlite.ts";
 import { cachedStatements } from "./statement.cache.ts";
 
 export type Dialect = "sqlite" | "postgresql";
@@ -55,6 +55,20 @@ export function jsonArg(db: Queryable, value: unknown): Prisma.Sql {
  * answer 500.
  */
 const TRANSACTIONS = { maxWait: 10_000, timeout: 15_000 };
+
+/** What `queryRows` reads through on this service's own connections: rows as objects by column name. */
+export interface ObjectRows {
+  queryObjects(query: Pick<SqlQuery, "sql" | "args">, options?: ReadOptions): Promise<Record<string, unknown>[]>;
+}
+
+/** How a raw read is run. */
+export interface ReadOptions {
+  /**
+   * Its best plan depends on its values (a full-text match): PostgreSQL plans it for each
+   * execution's values rather than keeping one plan (db/postgres.ts). SQLite plans as it always does.
+   */
+  planEach?: boolean;
+}
 
 /** What a raw statement needs of a driver adapter connection, which may also start transactions. */
 type RawQueryable = Pick<SqlQueryable, "queryRaw"> &

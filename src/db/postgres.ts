@@ -27,7 +27,7 @@
  */
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
-import type { ObjectRows } from "./sqlite.ts";
+import type { ObjectRows } from "./client.ts";
 
 /** How many distinct statement texts get a name (per pool). */
 const MAX_NAMED = 1000;

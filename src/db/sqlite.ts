@@ -27,23 +27,11 @@ import type { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import type { SqlQuery } from "@prisma/driver-adapter-utils";
 import type Database from "better-sqlite3";
 import type { Checkpointer } from "./checkpoint.ts";
+import type { ObjectRows } from "./client.ts";
 
 type Factory = PrismaBetterSqlite3;
 type Inner = Awaited<ReturnType<Factory["connect"]>>;
 
-/** What `queryRows` (client.ts) reads through: rows as objects by column name. */
-export interface ObjectRows {
-  queryObjects(query: Pick<SqlQuery, "sql" | "args">, options?: ReadOptions): Promise<Record<string, unknown>[]>;
-}
-
-/** How a raw read is run. */
-export interface ReadOptions {
-  /**
-   * Its best plan depends on its values (a full-text match): PostgreSQL plans it for each
-   * execution's values rather than keeping one plan (db/postgres.ts). SQLite plans as it always does.
-   */
-  planEach?: boolean;
-}
 /** A transaction of this module's connections: the adapter's, and rows as objects. */
 type Transaction = InnerTransaction & ObjectRows;
 type InnerTransaction = Awaited<ReturnType<Inner["startTransaction"]>>;

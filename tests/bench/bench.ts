@@ -349,7 +349,7 @@ async function startServer(
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
 const TICKS_PER_SECOND = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-function cpuSeconds(pid: number): number {
+function cpuSeconds(pid: number | string): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   // The fields after the command name (which may hold spaces, inside parentheses): utime is the 14th field.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
@@ -362,10 +362,7 @@ function postgresCpu(): Map<string, number> {
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      if (!stat.includes("(postgres)")) continue;
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      used.set(pid, (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND);
+      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "postgres") used.set(pid, cpuSeconds(pid));
     } catch {
       // The process ended meanwhile.
     }

@@ -51,6 +51,8 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { COMMON_LABEL } from "../../../scripts/synthetic/vocabulary.ts";
+import type { Viewer } from "../../../src/auth/viewer.ts";
+import { canSee, shownActor } from "../../../src/providers/provider.visibility.ts";
 
 /** The peer's packages, exact: PostGraphile v5 and the connection filter plugin of v5 (peer postgraphile ^5.1.4). */
 export const PEER_PACKAGES = {
@@ -271,12 +273,8 @@ const SUMMARY_SCALARS = [
   "publisherVerified",
 ];
 
-/** How the service shows an actor to an anonymous reader (provider.visibility.ts `shownActor`). */
-const shownActor = (actor: unknown) =>
-  typeof actor === "string" && actor.startsWith("reviewer:") ? "reviewer" : scalar(actor);
-/** Whether an anonymous reader may see a provider (provider.visibility.ts `canSee`). */
-const anonymousCanSee = (p: Obj) =>
-  p.visibility !== "PRIVATE" && !["REJECTED", "SUSPENDED"].includes(String(p.reviewStage));
+/** The service's own rules, for the reader both answers are for (no provider is an anonymous reader's own: id 0). */
+const ANONYMOUS: Viewer = { kind: "anonymous" };
 
 /** A GraphQL answer's `data`, or why there is none. */
 function dataOf(answer: unknown, who: string): Obj {
@@ -383,7 +381,7 @@ function peerDetail(answer: unknown): Obj {
       return {
         at: instant(event.at, `reviewEventsByProviderId.nodes[${i}].at`),
         kind: scalar(event.kind),
-        actor: shownActor(event.actor),
+        actor: shownActor(ANONYMOUS, 0, String(scalar(event.actor))),
         note: null,
       };
     }),
@@ -399,7 +397,7 @@ function peerDetail(answer: unknown): Obj {
     }),
     predecessors: predecessors
       .map((r, i) => obj(r, `predecessors.nodes[${i}]`))
-      .filter(anonymousCanSee)
+      .filter((r) => canSee(ANONYMOUS, { id: 0, visibility: String(r.visibility), reviewStage: String(r.reviewStage) }))
       .map((r) => scalar(r.providerCode)),
   };
 }
