@@ -11,9 +11,9 @@ export interface Config {
   host: string;
   databaseUrl: string;
   /**
-   * DATABASE_POOL_SIZE: PostgreSQL connections a replica keeps at most (10, pg's own default). A
-   * replica is one event loop: a few connections keep PostgreSQL busy while it works; more only
-   * queue there. Replicas × pool size must stay under the server's max_connections.
+   * DATABASE_POOL_SIZE: PostgreSQL connections a replica keeps at most in each of its two pools (10,
+   * pg's own default; db/postgres.ts). A replica is one event loop: a few connections keep PostgreSQL
+   * busy while it works; more only queue there. Replicas × 2 × size must stay under max_connections.
    */
   databasePoolSize: number;
   production: boolean;
