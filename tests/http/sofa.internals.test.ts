@@ -1,7 +1,7 @@
 /**
  * The SOFA and feTS internals that src/http/rest/sofa.handlers.ts relies on, pinned against the
  * installed sofa-api and feTS: the router's `__routes`, one `{ method, path, handler }` per route of
- * the table, and what a handler does with a request (path parameters from `request.params`, the query
+ * the table, and what a handler does with a request (variables from `request.params` first, the query
  * from its URL, the body from `request.text()`, then `context` and `execute`, errors to
  * `errorHandler`). An upgrade that changes any of them fails here, naming what changed, rather than
  * at run time.
@@ -141,6 +141,36 @@ describe("a handler SOFA built", () => {
     pin(
       variables?.limit === 5 && variables?.search === "agent",
       `query parameters not read: ${JSON.stringify(variables)}`,
+    );
+  });
+
+  test("takes a query variable from `request.params` before the URL, and a list given there as the list", async () => {
+    const { handlers, seen } = harness(() => ({ data: { providers: { items: [] } } }));
+    const request = new Request(`http://localhost${REST_BASE}/providers?limit=5&search=from-url`);
+    await runSofaHandler(
+      handlers.get(routeOf("GET", "/providers"))!,
+      request,
+      { limit: "7", search: "from-params", labels: ["a", "b"], cursor: undefined },
+      {},
+    );
+    const variables = seen.executed[0]?.variableValues;
+    pin(
+      variables?.limit === 7 &&
+        variables?.search === "from-params" &&
+        JSON.stringify(variables?.labels) === '["a","b"]',
+      `query variables were not taken from request.params first: ${JSON.stringify(variables)}`,
+    );
+    // A key present with `undefined` is an absent variable, not one read from the URL.
+    const absent = harness(() => ({ data: { providers: { items: [] } } }));
+    await runSofaHandler(
+      absent.handlers.get(routeOf("GET", "/providers"))!,
+      new Request(`http://localhost${REST_BASE}/providers?cursor=from-url`),
+      { cursor: undefined },
+      {},
+    );
+    pin(
+      !("cursor" in (absent.seen.executed[0]?.variableValues ?? {})),
+      "a variable whose key request.params holds as undefined was read from the URL",
     );
   });
 

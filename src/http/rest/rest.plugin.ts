@@ -164,6 +164,20 @@ function invalid(what: string, errors: FieldError[]) {
 }
 
 /**
+ * The query string's values as SOFA reads them (a repeated parameter is a list, an empty one is absent),
+ * read once here: SOFA would parse the whole query string again for each of the operation's variables,
+ * unless each has its entry, even an absent one.
+ */
+function queryValues(url: URL, names: Set<string>): Record<string, string | string[] | undefined> {
+  const values: Record<string, string | string[] | undefined> = {};
+  for (const name of names) {
+    const all = url.searchParams.getAll(name);
+    values[name] = all.length > 1 ? all : all[0] || undefined;
+  }
+  return values;
+}
+
+/**
  * Finds the route of a request; 404 when no path matches, 405 when only the method is wrong. HEAD
  * runs the GET route (the edge answers it without the body), so `Allow` names HEAD beside GET.
  */
@@ -182,14 +196,14 @@ function routeOf(method: string, path: string): { route: RestRoute; params: Reco
 
 /**
  * Checks a request against its operation's arguments before SOFA sees it. Answers the route it
- * matched, the path's parameters, and the body's keys sent as an explicit `null` (SOFA drops those;
+ * matched, the path's parameters (and the query string's, for a route without a body), and the body's keys sent as an explicit `null` (SOFA drops those;
  * `null` clears a field, it is not "absent").
  */
 async function check(
   schema: GraphQLSchema,
   request: Request,
   url: URL,
-): Promise<{ route: RestRoute; params: Record<string, string>; nulls: string[] }> {
+): Promise<{ route: RestRoute; params: Record<string, string | string[] | undefined>; nulls: string[] }> {
   const { route, params } = routeOf(request.method, url.pathname.replace(/\/+$/, "") || "/");
   // Who is asking comes before what is asked: a protected route without credentials is a 401
   // whatever its body holds. (Credentials that are sent are verified once, in the viewer plugin.)
@@ -222,7 +236,7 @@ async function check(
     if (problem) errors.push({ path: param(arg.name), message: problem });
   }
   if (errors.length) throw invalid("The URL path is not valid", errors);
-  if (!BODY_METHODS.has(route.method)) return { route, params, nulls: [] };
+  if (!BODY_METHODS.has(route.method)) return { route, params: { ...params, ...queryValues(url, names) }, nulls: [] };
 
   // A body route takes its input from the body only: SOFA would read query parameters too.
   for (const key of new Set(url.searchParams.keys())) {

@@ -12,9 +12,10 @@
  *   SOFA's `routes` option (SOFA adds its `/webhook` routes, which are never called).
  * - SOFA builds each route's GraphQL document once, in `useSofa`; its handler runs that same object
  *   for every request (validation verdicts and compiled operations are kept by it).
- * - A handler is `(request, serverContext) => Promise<Response>`. It reads the path's parameters
- *   from `request.params` (which feTS's router defines when it matches; `runSofaHandler` defines it
- *   here), the query string from `request.url`, a body with `request.text()`; it sets
+ * - A handler is `(request, serverContext) => Promise<Response>`. It reads each variable from
+ *   `request.params` when it has the key, even with `undefined` (feTS's router puts the path's parameters there when it matches;
+ *   `runSofaHandler` puts what the guard read), else from the query string of `request.url` (parsed
+ *   again for each variable), else from the body, read with `request.text()`; it sets
  *   `serverContext.request`, calls the configured `context(serverContext)`, then `execute({ schema,
  *   document, contextValue, variableValues, operationName })`, hands `result.errors` or what throws
  *   to `errorHandler`, and answers `data[field]` as JSON with the route's status.
@@ -64,11 +65,14 @@ export function sofaHandlers(
   return handlers;
 }
 
-/** Calls a route's handler with the path's parameters the guard matched, where SOFA reads them. */
+/**
+ * Calls a route's handler with the parameters the guard read, where SOFA reads them: SOFA takes a
+ * variable from `request.params` before it looks at the query string or the body.
+ */
 export function runSofaHandler(
   handler: SofaHandler,
   request: Request,
-  params: Record<string, string>,
+  params: Record<string, string | string[] | undefined>,
   serverContext: unknown,
 ): Response | Promise<Response> {
   Object.defineProperty(request, "params", { value: params, configurable: true });
