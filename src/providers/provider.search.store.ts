@@ -301,24 +301,27 @@ export async function searchProviders(
   const within = offset - skip;
   const rows =
     dialectIn(db) === "postgresql"
-      ? await queryRows(
+      ? // As on SQLite, the score is computed in the walk and only the page's rows are read whole.
+        await queryRows(
           db,
           Prisma.sql`
           WITH "c" AS MATERIALIZED (
-            SELECT p."id"
-            FROM "providers" AS p
-            WHERE p."searchVector" @@ to_tsquery('simple', provider_search_fold(${tsQuery(request.words, "all")}))
-              AND ${filters}
+            SELECT p."id", ts_rank_cd(${TS_WEIGHTS}::float4[], p."searchVector", q) AS "score"
+            FROM "providers" AS p, to_tsquery('simple', provider_search_fold(${tsQuery(request.words, "all")})) AS q
+            WHERE p."searchVector" @@ q AND ${filters}
             ORDER BY p."id" DESC
             LIMIT ${walk} OFFSET ${skip}
-          ), "b" AS MATERIALIZED (
-            SELECT "id", (row_number() OVER (ORDER BY "id" DESC) - 1) / CAST(${window} AS INTEGER) AS "block" FROM "c"
+          ), "top" AS MATERIALIZED (
+            SELECT "id", "block", "score" FROM (
+              SELECT "id", "score", (row_number() OVER (ORDER BY "id" DESC) - 1) / CAST(${window} AS INTEGER) AS "block"
+              FROM "c"
+            ) AS "n"
+            ORDER BY "block" ASC, "score" DESC, "id" DESC
+            LIMIT ${take} OFFSET ${within}
           )
           SELECT ${SUMMARY_SQL}
-          FROM "b" JOIN "providers" AS p ON p."id" = "b"."id",
-               to_tsquery('simple', provider_search_fold(${tsQuery(request.words, "all")})) AS q
-          ORDER BY "b"."block" ASC, ts_rank_cd(${TS_WEIGHTS}::float4[], p."searchVector", q) DESC, "b"."id" DESC
-          LIMIT ${take} OFFSET ${within}`,
+          FROM "top" JOIN "providers" AS p ON p."id" = "top"."id"
+          ORDER BY "top"."block" ASC, "top"."score" DESC, "top"."id" DESC`,
           // A common word is best walked newest first, a rare one looked up in the index.
           { planEach: true },
         )
