@@ -1,15 +1,19 @@
 /**
  * PostgreSQL's connections (src/db/postgres.ts): pools sized by configuration, named statements,
  * plans kept for the raw reads and made per execution for Prisma and value-dependent reads, and the
- * values the direct reads answer. On a throwaway database of the local server in both suite runs.
+ * values the direct reads answer, and the search's walk past fresh submissions. On a throwaway
+ * database of the local server in both suite runs.
  */
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import pg from "pg";
+import type { Viewer } from "../../src/auth/viewer.ts";
 import { type Db, openDb, queryRows } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { statementNames } from "../../src/db/postgres.ts";
 import { Prisma } from "../../src/generated/prisma/client.ts";
+import { searchProviders } from "../../src/providers/provider.search.store.ts";
+import { listableWhere } from "../../src/providers/provider.visibility.ts";
 
 const ADMIN = process.env.PG_ADMIN_URL || "postgresql://postgres@127.0.0.1:5432/postgres";
 const NAME = `registry_pool_${process.pid}_${Date.now()}`;
@@ -122,5 +126,53 @@ describe("values", () => {
     await queryRows(closed, Prisma.sql`SELECT 1 AS "one"`);
     await closed.$disconnect();
     await expect(queryRows(closed, Prisma.sql`SELECT 1 AS "one"`)).rejects.toThrow();
+  });
+});
+
+describe("the directory's search", () => {
+  /** How many times PostgreSQL has walked an index of the providers table, as its statistics say. */
+  async function scansOf(index: string): Promise<number> {
+    const client = new pg.Client({ connectionString: URL_OF_DB });
+    await client.connect();
+    try {
+      await client.query("SELECT pg_stat_clear_snapshot()");
+      const { rows } = await client.query(`SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = $1`, [index]);
+      return Number(rows[0]?.idx_scan ?? 0);
+    } finally {
+      await client.end();
+    }
+  }
+
+  test("an anonymous search walks the public, approved agents, not the fresh submissions above them", async () => {
+    // 300 public, approved agents, then 3,000 newer submissions still in review, all matching the word.
+    const agents = (stage: string, from: number, count: number) =>
+      queryRows(
+        db,
+        Prisma.sql`INSERT INTO "providers" ("providerCode", "name", "summary", "labels", "agentType", "visibility",
+          "reviewStage", "contactEmail", "capabilities", "models", "tools", "endpoint", "roles", "updatedAt")
+        SELECT 'walker-' || n, 'Walker ' || n, 'A walker', '[]', 'ASSISTANT', 'PUBLIC', ${stage}, 'a@example.com',
+          '[]', '[]', '[]', '{"url":"https://walker.example.com","protocol":"A2A","authScheme":"NONE"}', '[]', now()
+        FROM generate_series(${from}::int, ${from + count - 1}::int) AS n RETURNING "id"`,
+      );
+    await agents("APPROVED", 1, 300);
+    await agents("SUBMITTED", 301, 3000);
+    await queryRows(db, Prisma.sql`ANALYZE "providers"`);
+    const before = await scansOf("providers_public_id_idx");
+    const found = await searchProviders(db, {
+      words: ["walker"],
+      filters: [listableWhere({ kind: "anonymous" } as Viewer)],
+      context: [],
+      limit: 20,
+      cursor: null,
+    });
+    expect(found.rows).toHaveLength(20);
+    expect(found.rows.every((r) => r.reviewStage === "APPROVED")).toBe(true);
+    // Statistics reach other sessions when a backend reports them (at most a second or so later).
+    let after = before;
+    for (let i = 0; i < 50 && after === before; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      after = await scansOf("providers_public_id_idx");
+    }
+    expect(after).toBeGreaterThan(before);
   });
 });
