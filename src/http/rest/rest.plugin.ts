@@ -196,8 +196,8 @@ function routeOf(method: string, path: string): { route: RestRoute; params: Reco
 
 /**
  * Checks a request against its operation's arguments before SOFA sees it. Answers the route it
- * matched, the path's parameters (and the query string's, for a route without a body), and the body's keys sent as an explicit `null` (SOFA drops those;
- * `null` clears a field, it is not "absent").
+ * matched, the path's parameters (and the query string's, for a route without a body), and the body's
+ * keys sent as an explicit `null` (SOFA drops those; `null` clears a field, it is not "absent").
  */
 async function check(
   schema: GraphQLSchema,

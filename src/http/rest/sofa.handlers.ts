@@ -13,9 +13,10 @@
  * - SOFA builds each route's GraphQL document once, in `useSofa`; its handler runs that same object
  *   for every request (validation verdicts and compiled operations are kept by it).
  * - A handler is `(request, serverContext) => Promise<Response>`. It reads each variable from
- *   `request.params` when it has the key, even with `undefined` (feTS's router puts the path's parameters there when it matches;
- *   `runSofaHandler` puts what the guard read), else from the query string of `request.url` (parsed
- *   again for each variable), else from the body, read with `request.text()`; it sets
+ *   `request.params` when that has the key, even with `undefined` (feTS's router puts the path's
+ *   parameters there when it matches; `runSofaHandler` puts what the guard read), else from the query
+ *   string of `request.url` (parsed again for each variable), else from the body, read with
+ *   `request.text()`; it sets
  *   `serverContext.request`, calls the configured `context(serverContext)`, then `execute({ schema,
  *   document, contextValue, variableValues, operationName })`, hands `result.errors` or what throws
  *   to `errorHandler`, and answers `data[field]` as JSON with the route's status.
