@@ -5,7 +5,7 @@
  *   npm run bench -- [--sizes 1000,100000,1000000] [--ops detail,list,search,card,patch,intake,queue]
  *                    [--targets bare,rest,graphql,rest-nocache,graphql-nocache,postgraphile]
  *                    [--dialects sqlite,postgresql] [--pg-url postgresql://postgres@127.0.0.1:5432/postgres]
- *                    [--duration 3] [--warmup 1] [--first-warmup 5] [--runs 3] [--rate 100] [--connections 32]
+ *                    [--duration 3] [--warmup 5] [--runs 3] [--rate 100] [--connections 32]
  *                    [--cpu-prof] [--baseline <git ref>]
  *
  * Servers (child processes pinned to core 0 with `taskset -c 0`, one set per registry size):
@@ -30,14 +30,14 @@
  * baseline built the same way by esbuild into data/bench/.
  * The load generator is autocannon's programmatic API in this process, which pins itself to core 1.
  *
- * Per cell (target × operation × size) and run: `warmup` seconds unrecorded (`first-warmup` in the
- * first run: a service answers its first thousands of requests of a kind before V8 has optimized their
- * path — 1,800 uncached profile reads/s after 2 s of warm-up, 3,000/s after 5 s here — and users feel the
- * steady state; the servers live through all the runs, so later runs need less), then `duration` seconds at
- * saturation (`connections` connections, as fast as the server answers: throughput), then `duration`
- * seconds at a fixed moderate rate (`rate` requests/s, evenly spaced, by a small open-model client
- * in this process: autocannon's rate limit sends each second's quota in one burst; p50/p99 latency). Runs are interleaved — run 1 of every cell, then run 2 … — so that
- * whatever else the machine does weighs on all alike; each figure is the median over the runs.
+ * Per cell (target × operation × size) and run: `warmup` seconds unrecorded, as long in every run:
+ * users feel the steady state, and V8 optimizes a cell's path again after the server has served other
+ * operations (docs/performance.md). Then `duration` seconds at saturation (`connections` connections,
+ * as fast as the server answers: throughput), then `duration` seconds at a fixed moderate rate (`rate`
+ * requests/s, evenly spaced, by a small open-model client in this process: autocannon's rate limit
+ * sends each second's quota in one burst; p50/p99 latency). Runs are interleaved — run 1 of every
+ * cell, then run 2 … — so that whatever else the machine does weighs on all alike; each figure is the
+ * median over the runs.
  *
  * Databases: `data/bench/sqlite-<size>.db` and the PostgreSQL database `agent_registry_bench_<size>`
  * on the server of --pg-url, seeded by scripts/synthetic/seed.ts (seed 1) when missing or not holding
@@ -107,7 +107,6 @@ interface Options {
   targets: TargetName[];
   duration: number;
   warmup: number;
-  firstWarmup: number;
   runs: number;
   rate: number;
   connections: number;
@@ -126,7 +125,6 @@ function parseArgs(argv: string[]): Options {
     "targets",
     "duration",
     "warmup",
-    "first-warmup",
     "runs",
     "rate",
     "connections",
@@ -152,8 +150,7 @@ function parseArgs(argv: string[]): Options {
     ops: list("ops", OPS, OPS.join(",")),
     targets: list("targets", TARGETS, TARGETS.join(",")).filter((t) => args.has("baseline") || !t.endsWith("-before")),
     duration: num("duration", 3),
-    warmup: num("warmup", 1),
-    firstWarmup: num("first-warmup", 5),
+    warmup: num("warmup", 5),
     runs: Math.round(num("runs", 3)),
     rate: num("rate", 100),
     connections: Math.round(num("connections", 32)),
@@ -864,15 +861,13 @@ async function main() {
         }
       }
     }
-    log(
-      `bench: ${cells.length} cells × ${options.runs} runs × (${options.warmup} + 0.5 + 2 × ${options.duration}) s, the first run's warm-up ${warmupOf(options, 0)} s`,
-    );
+    log(`bench: ${cells.length} cells × ${options.runs} runs × (${options.warmup} + 0.5 + 2 × ${options.duration}) s`);
     for (let run = 0; run < options.runs; run++) {
       for (const cell of cells) {
         const url = urls.get(`${cell.dialect} ${cell.size} ${cell.target}`) as string;
         const fixture = fixtures.get(`${cell.dialect} ${cell.size}`) as Fixture;
         const request = await requestFor(url, cell.target, cell.op, fixture);
-        await load(url, request, warmupOf(options, run), options.connections);
+        await load(url, request, options.warmup, options.connections);
         // taskset execs node: the child's pid is the server's.
         const pid = servers.find((s) => s.url === url)?.child.pid as number;
         const cpuBefore = cpuSeconds(pid);
@@ -941,7 +936,7 @@ async function main() {
     method: {
       pinning:
         "servers: taskset -c 0 (child processes); load generator (autocannon 9, in process): core 1; PostgreSQL not pinned",
-      saturation: `${options.connections} connections, ${options.duration} s, after ${options.warmup} s of warm-up (${warmupOf(options, 0)} s in the first run)`,
+      saturation: `${options.connections} connections, ${options.duration} s, after ${options.warmup} s of warm-up`,
       fixedRate: `${options.rate} requests/s, evenly spaced (open model, keep-alive), ${options.duration} s; p50/p99 per response, from send to whole answer`,
       runs: options.runs,
       figure: "median over the runs",
@@ -958,11 +953,6 @@ async function main() {
   writeFileSync(new URL("bench.md", RESULTS), md);
   process.stdout.write(md);
   await cleanAll();
-}
-
-/** A run's warm-up, in seconds: longer in the first run, while V8 has not yet optimized the cell's path. */
-function warmupOf(options: Options, run: number): number {
-  return run === 0 ? Math.max(options.warmup, options.firstWarmup) : options.warmup;
 }
 
 type Goal = { target: string; size: number; value: number | null; goal: string; met: boolean | null };
