@@ -2,14 +2,16 @@
  * The two doors of one schema, for tests that must hold on both: a feature test runs each case
  * through `describe.each(doors)` and asks for an operation by its GraphQL field. The REST door finds
  * the field's route in the service's own route table; the GraphQL door sends the document SOFA
- * builds for that field (same depth), so both answer the same data for the same arguments.
+ * builds for that field (built as SOFA builds it), so both answer the same data for the same arguments.
  */
 import { buildOperationNodeForField } from "@graphql-tools/utils";
 import { expect } from "@jest/globals";
 import { isEnumType, isInputObjectType, isScalarType, type OperationTypeNode, print } from "graphql";
 import { unescapeToken } from "rfc6902/pointer.js";
+import { createSofa } from "sofa-api";
 import { ERROR_STATUS, type ErrorCode, isErrorCode } from "../src/errors.ts";
 import { REST_ROUTES, type RestRoute, restPath } from "../src/http/rest/rest.routes.ts";
+import { sofaConfig } from "../src/http/rest/sofa.handlers.ts";
 import { schema } from "../src/schema.ts";
 import { type Answer, type CallOptions, call, expectProblem, gql } from "./helpers.ts";
 
@@ -120,9 +122,15 @@ export const rest: Door = {
 };
 
 const documents = new Map<Field, string>();
+/** SOFA's settings for the service's schema: its models, ignored fields and `depthLimit`. */
+const sofa = createSofa(sofaConfig(schema) as Parameters<typeof createSofa>[0]);
 
-/** SOFA's document for a field (depth 3, every argument a variable), built once. */
-function documentOf(field: Field) {
+/**
+ * SOFA's document for a field (every argument a variable), built once with the arguments SOFA's
+ * router passes: its `depthLimit` bounds how often a type may recur on a path
+ * (`circularReferenceDepth`), not how deep the selection goes.
+ */
+export function documentOf(field: Field): string {
   let document = documents.get(field);
   if (!document) {
     const [kind, name] = field.split(".") as ["Query" | "Mutation", string];
@@ -130,7 +138,9 @@ function documentOf(field: Field) {
       schema,
       kind: kind.toLowerCase() as OperationTypeNode,
       field: name,
-      depthLimit: 3,
+      models: sofa.models,
+      ignore: sofa.ignore,
+      circularReferenceDepth: sofa.depthLimit,
     });
     document = print(node);
     documents.set(field, document);

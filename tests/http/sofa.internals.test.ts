@@ -7,12 +7,13 @@
  * at run time.
  */
 import { describe, expect, test } from "@jest/globals";
-import type { ExecutionArgs } from "graphql";
+import { type ExecutionArgs, print } from "graphql";
 import { useSofa } from "sofa-api";
 import { notFound } from "../../src/errors.ts";
 import { REST_BASE, REST_ROUTES, type RestRoute } from "../../src/http/rest/rest.routes.ts";
 import { runSofaHandler, sofaConfig, sofaHandlers } from "../../src/http/rest/sofa.handlers.ts";
 import { schema } from "../../src/schema.ts";
+import { documentOf } from "../doors.ts";
 
 /** Fails with what changed in sofa-api or feTS, and where the seam is. */
 function pin(holds: boolean, what: string): void {
@@ -200,5 +201,23 @@ describe("a handler SOFA built", () => {
     const thrownAnswer = await runSofaHandler(thrown.handlers.get(route)!, request(), { providerCode: "a" }, {});
     expect(thrownAnswer.status).toBe(404);
     expect((await thrownAnswer.json()).code).toBe("NOT_FOUND");
+  });
+});
+
+describe("the GraphQL door of the feature tests (tests/doors.ts)", () => {
+  test("sends, for every route, the very document SOFA runs for it: both doors select the same fields", async () => {
+    for (const route of REST_ROUTES) {
+      const { handlers, seen } = harness(() => ({ data: {} }));
+      const params = Object.fromEntries([...route.path.matchAll(/:([A-Za-z]+)/g)].map(([, name]) => [name, "1"]));
+      const body = route.method === "GET" || route.method === "DELETE" ? undefined : "{}";
+      const headers = body ? { "content-type": "application/json" } : undefined;
+      const request = new Request(`http://localhost${REST_BASE}${route.path}`, { method: route.method, body, headers });
+      await runSofaHandler(handlers.get(route)!, request, params, {});
+      const document = seen.executed[0]?.document;
+      expect({ field: route.field, document: document && print(document) }).toEqual({
+        field: route.field,
+        document: documentOf(route.field),
+      });
+    }
   });
 });
