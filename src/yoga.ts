@@ -25,6 +25,7 @@ import { routeOf, writeLogLine } from "./http/request.log.ts";
 import { useRest } from "./http/rest/rest.plugin.ts";
 import { useValidText } from "./http/text.plugin.ts";
 import { useTransportRoutes } from "./http/transport.plugin.ts";
+import { useVariableErrorsWithoutValues } from "./http/variable.errors.ts";
 import { useIdempotency } from "./idempotency/idempotency.plugin.ts";
 import { useGraphqlLimits } from "./limits/graphql.limits.ts";
 import { credentialGuard, useLimits } from "./limits/limits.plugin.ts";
@@ -123,6 +124,8 @@ export function createApp(
       // of its text, then its Idempotency-Key (a replay or a refusal costs no intake), then the rate limits.
       ...useGraphqlLimits(config.graphqlLimits, { graphiql: config.graphiql }),
       useValidText,
+      // Before anything that keeps an answer: a variable's refused value is never quoted back.
+      useVariableErrorsWithoutValues,
       useIdempotency(log),
       useLimits(limits, config.trustProxy),
       // Sets the execute function that the feed then wraps (with its outbox): before it.

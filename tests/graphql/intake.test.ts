@@ -1,4 +1,4 @@
-/** What only GraphQL does for intake (Mutation.createProvider): graphql-js's wording of variable errors and /graphql's own body checks; the shared rules are in tests/features/intake.test.ts. */
+/** What only GraphQL does for intake (Mutation.createProvider): graphql-js's wording of variable errors (never quoting a value) and /graphql's own body checks; the shared rules are in tests/features/intake.test.ts. */
 import { describe, expect, test } from "@jest/globals";
 import { call, db, gql, gqlCodes, intakeBody } from "../helpers.ts";
 
@@ -21,10 +21,19 @@ async function refused(variables: Record<string, unknown>) {
   return answer;
 }
 
-describe("variable errors, in graphql-js's words", () => {
-  test("a wrong type names the variable and the value", async () => {
-    const answer = await refused(intakeBody({ name: 123 }));
-    expect(answer.body.errors[0].message).toMatch(/^Variable "\$name" got invalid value 123/);
+describe("variable errors, in graphql-js's words without the values they refused", () => {
+  test("a wrong type names the variable and what it takes, never the value it refused", async () => {
+    const answer = await refused(intakeBody({ name: 8675309 }));
+    expect(answer.body.errors[0].message).toBe(
+      'Variable "$name" got an invalid value; Expected a value of type "String".',
+    );
+    const nested = await refused(
+      intakeBody({ endpoint: { url: "https://a.example.com/", protocol: 8675309, authScheme: "NONE" } }),
+    );
+    expect(nested.body.errors[0].message).toMatch(
+      /^Variable "\$endpoint" got an invalid value at "endpoint\.protocol"; Expected one of the values of "EndpointProtocol": A2A, /,
+    );
+    expect(JSON.stringify([answer.body, nested.body])).not.toContain("8675309");
   });
 
   test("an unknown nested field names the variable and the field", async () => {
