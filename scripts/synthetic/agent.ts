@@ -258,6 +258,7 @@ export function syntheticAgent(
       models,
       tools,
       endpoint,
+      packages: [],
       policy,
       roles,
     },

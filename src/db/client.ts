@@ -43,8 +43,9 @@ export function assignments(columns: Record<string, unknown>): Prisma.Sql[] {
 }
 
 /** A value for a Json column: its JSON text (SQLite keeps it as text; PostgreSQL casts it to jsonb). */
-export function jsonArg(db: Queryable, value: unknown): Prisma.Sql {
-  if (value === null || value === undefined) return Prisma.sql`NULL`;
+export function jsonArg(db: Queryable, value: unknown, nullable = true): Prisma.Sql {
+  // A NOT NULL column holds JSON's null instead.
+  if (value === undefined || (value === null && nullable)) return Prisma.sql`NULL`;
   const text = JSON.stringify(value);
   return dialectIn(db) === "postgresql" ? Prisma.sql`CAST(${text} AS jsonb)` : Prisma.sql`${text}`;
 }

@@ -68,7 +68,8 @@ export interface AgentCard {
 }
 
 /** What the card is made from: the owner-editable profile, its code and its version. */
-export type CardSource = Pick<Profile, "name" | "summary" | "description" | "capabilities" | "endpoint" | "roles"> & {
+export type CardSource = Pick<Profile, "name" | "summary" | "description" | "capabilities" | "roles"> & {
+  endpoint: NonNullable<Profile["endpoint"]>;
   providerCode: string;
   version: number;
 };
@@ -78,7 +79,7 @@ export type CardSource = Pick<Profile, "name" | "summary" | "description" | "cap
  * JSON-RPC binding (the binding A2A clients try first; the registry does not record which one);
  * other protocols keep their own name, an open-form binding A2A clients will not speak.
  */
-const BINDINGS: Record<Profile["endpoint"]["protocol"], string> = {
+const BINDINGS: Record<NonNullable<Profile["endpoint"]>["protocol"], string> = {
   A2A: "JSONRPC",
   MCP: "MCP",
   HTTP_JSON: "HTTP_JSON",
@@ -87,37 +88,38 @@ const BINDINGS: Record<Profile["endpoint"]["protocol"], string> = {
 };
 
 /** The security scheme (and its name in the card) for each `endpoint.authScheme`; none for NONE. */
-export const SECURITY_SCHEMES: Record<Profile["endpoint"]["authScheme"], [string, SecurityScheme] | null> = {
-  NONE: null,
-  BEARER: [
-    "bearer",
-    { httpAuthSecurityScheme: { scheme: "Bearer", description: "A bearer token in the Authorization header." } },
-  ],
-  API_KEY: [
-    "apiKey",
-    {
-      apiKeySecurityScheme: {
-        location: "header",
-        name: "X-API-Key",
-        description:
-          "An API key. The registry does not record where the agent expects it; X-API-Key is the usual header.",
+export const SECURITY_SCHEMES: Record<NonNullable<Profile["endpoint"]>["authScheme"], [string, SecurityScheme] | null> =
+  {
+    NONE: null,
+    BEARER: [
+      "bearer",
+      { httpAuthSecurityScheme: { scheme: "Bearer", description: "A bearer token in the Authorization header." } },
+    ],
+    API_KEY: [
+      "apiKey",
+      {
+        apiKeySecurityScheme: {
+          location: "header",
+          name: "X-API-Key",
+          description:
+            "An API key. The registry does not record where the agent expects it; X-API-Key is the usual header.",
+        },
       },
-    },
-  ],
-  // The registry records no OAuth 2.0 flows (which `oauth2SecurityScheme` requires); what a caller
-  // sends is the access token, as a bearer token.
-  OAUTH2: [
-    "oauth2",
-    {
-      httpAuthSecurityScheme: {
-        scheme: "Bearer",
-        bearerFormat: "OAuth 2.0 access token",
-        description: "An OAuth 2.0 access token, sent as a bearer token; the flows are not recorded by the registry.",
+    ],
+    // The registry records no OAuth 2.0 flows (which `oauth2SecurityScheme` requires); what a caller
+    // sends is the access token, as a bearer token.
+    OAUTH2: [
+      "oauth2",
+      {
+        httpAuthSecurityScheme: {
+          scheme: "Bearer",
+          bearerFormat: "OAuth 2.0 access token",
+          description: "An OAuth 2.0 access token, sent as a bearer token; the flows are not recorded by the registry.",
+        },
       },
-    },
-  ],
-  MTLS: ["mtls", { mtlsSecurityScheme: { description: "Mutual TLS: a client certificate the agent trusts." } }],
-};
+    ],
+    MTLS: ["mtls", { mtlsSecurityScheme: { description: "Mutual TLS: a client certificate the agent trusts." } }],
+  };
 
 /** When no capability names a media type, the agent's defaults are plain text. */
 const FALLBACK_MODES = ["text/plain"];

@@ -213,12 +213,17 @@ builder.queryFields((t) => ({
         },
       });
       assertVisible(ctx.viewer, provider, args.providerCode);
+      const endpoint = provider.endpoint as unknown as Profile["endpoint"];
+      // An A2A card names where the agent is served: one that ships only as packages has none.
+      if (endpoint === null) {
+        throw notFound(`Provider "${args.providerCode}" has no endpoint (it ships as packages), so no A2A card`);
+      }
       const base = ctx.config.publicUrl ?? new URL(ctx.request.url).origin;
       const card = agentCardOf(
         {
           ...provider,
           capabilities: provider.capabilities as unknown as Profile["capabilities"],
-          endpoint: provider.endpoint as unknown as Profile["endpoint"],
+          endpoint,
           roles: provider.roles as unknown as Profile["roles"],
         },
         base,

@@ -20,3 +20,11 @@ export const PROTOCOLS = ["A2A", "MCP", "HTTP_JSON", "OPENAI_COMPATIBLE", "OTHER
 export const AUTH_SCHEMES = ["NONE", "BEARER", "API_KEY", "OAUTH2", "MTLS"] as const;
 export const HUMAN_OVERSIGHT = ["NONE", "ON_REQUEST", "ALWAYS"] as const;
 export const ROLE_KINDS = ["OWNER", "MAINTAINER", "SECURITY_CONTACT"] as const;
+/** Package registries an MCP server ships through (server.json's `registryType`). */
+export const PACKAGE_REGISTRIES = ["NPM", "PYPI", "OCI", "NUGET", "MCPB"] as const;
+export type PackageRegistry = (typeof PACKAGE_REGISTRIES)[number];
+/** How a client talks to a package it started (server.json's `transport.type`). */
+export const PACKAGE_TRANSPORTS = ["STDIO", "STREAMABLE_HTTP", "SSE"] as const;
+/** How a client reads a variable's or an argument's value (server.json's `format`). */
+export const INPUT_FORMATS = ["STRING", "NUMBER", "BOOLEAN", "FILEPATH"] as const;
+export const ARGUMENT_KINDS = ["NAMED", "POSITIONAL"] as const;

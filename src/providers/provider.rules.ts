@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { FieldError } from "../errors.ts";
+import { packagesSchema } from "./package.rules.ts";
 import {
   AGENT_TYPES,
   AUTH_SCHEMES,
@@ -55,6 +56,7 @@ export const OWNER_FIELDS = [
   "models",
   "tools",
   "endpoint",
+  "packages",
   "policy",
   "roles",
 ] as const;
@@ -242,10 +244,19 @@ const fields = {
     .array(tool)
     .max(100, "at most 100 tools")
     .superRefine((list, ctx) => noDuplicate(list, (t) => t.name, ctx, "name")),
-  endpoint,
+  endpoint: endpoint.nullable(),
+  packages: packagesSchema,
   policy: policy.nullable(),
   roles: z.array(role).max(20, "at most 20 roles"),
 };
+
+/** How a client reaches the agent: at its endpoint, or by starting one of its packages. */
+const UNREACHABLE: FieldError = {
+  path: "endpoint",
+  message: "is required unless the agent ships as at least one package",
+};
+const reachable = (p: { endpoint?: unknown; packages?: unknown }) =>
+  (p.endpoint !== null && p.endpoint !== undefined) || (Array.isArray(p.packages) && p.packages.length > 0);
 
 const intakeSchema = z
   .object({
@@ -265,15 +276,23 @@ const intakeSchema = z
     capabilities: fields.capabilities.nullish().transform((v) => v ?? []),
     models: fields.models.nullish().transform((v) => v ?? []),
     tools: fields.tools.nullish().transform((v) => v ?? []),
+    endpoint: fields.endpoint.optional().transform((v) => v ?? null),
+    packages: fields.packages.nullish().transform((v) => v ?? []),
     policy: fields.policy.optional().transform((v) => v ?? null),
     roles: fields.roles.nullish().transform((v) => v ?? []),
   })
-  .strict();
+  .strict()
+  .refine(reachable, {
+    path: [UNREACHABLE.path],
+    message: UNREACHABLE.message,
+    // Said beside the other fields' problems, not only once they are fixed: an object is enough.
+    when: ({ value }) => typeof value === "object" && value !== null && !Array.isArray(value),
+  });
 
 const profileSchema = z.object(fields);
 /** A PATCH's fields; its sections may be partial (applyPatch merges them onto the current ones). */
 const patchSchema = profileSchema
-  .extend({ endpoint: endpoint.partial(), policy: policy.partial().nullable() })
+  .extend({ endpoint: endpoint.partial().nullable(), policy: policy.partial().nullable() })
   .partial()
   .strict();
 /** The sections a PATCH merges member by member, each checked whole once merged. */
@@ -354,7 +373,8 @@ export function applyPatch(before: Profile, patch: Patch): Validated<Profile> {
   }
   const result = sectionsSchema.safeParse(merged, { error: plainWords });
   if (!result.success) return { ok: false, errors: fieldErrors(result.error) };
-  return { ok: true, value: { ...before, ...patch, ...result.data } as Profile };
+  const after = { ...before, ...patch, ...result.data } as Profile;
+  return reachable(after) ? { ok: true, value: after } : { ok: false, errors: [UNREACHABLE] };
 }
 
 function dropUndefined(input: Record<string, unknown>): Record<string, unknown> {
@@ -423,4 +443,4 @@ export function deriveProviderCode(name: string): string {
 }
 
 /** The changes that make an approved provider need a new review (API.md §1). */
-export const REVIEWED_FIELDS: readonly OwnerField[] = ["endpoint", "tools", "policy"];
+export const REVIEWED_FIELDS: readonly OwnerField[] = ["endpoint", "packages", "tools", "policy"];

@@ -21,8 +21,10 @@ type DomainRow = Prisma.DomainVerificationGetPayload<object>;
 /** The columns of the providers row: every scalar of the model. */
 const PROVIDER = columnsOf("Provider");
 const PROVIDER_COLUMNS: readonly string[] = PROVIDER.map((c) => c.name);
-/** The providers row's Json columns (text on SQLite, jsonb on PostgreSQL). */
-const JSON_COLUMNS: ReadonlySet<string> = new Set(PROVIDER.filter((c) => c.type === "Json").map((c) => c.name));
+/** The providers row's Json columns (text on SQLite, jsonb on PostgreSQL), each with whether it is nullable. */
+const JSON_COLUMNS: ReadonlyMap<string, boolean> = new Map(
+  PROVIDER.filter((c) => c.type === "Json").map((c) => [c.name, !c.required]),
+);
 /** A raw providers row as Prisma would answer it. */
 const providerRow = rowReader<ProviderRow>(PROVIDER);
 
@@ -190,7 +192,8 @@ export async function setColumns(tx: Queryable, providerId: number, columns: Rec
     if (!PROVIDER_COLUMNS.includes(column)) {
       throw new Error(`Not a provider column: ${column}`);
     }
-    if (value !== undefined) values[column] = JSON_COLUMNS.has(column) ? jsonArg(tx, value) : value;
+    const json = JSON_COLUMNS.get(column);
+    if (value !== undefined) values[column] = json === undefined ? value : jsonArg(tx, value, json);
   }
   const sets = assignments(values);
   if (sets.length === 0) return;

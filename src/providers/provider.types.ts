@@ -6,6 +6,8 @@
 import type { InputFieldMap } from "@pothos/core";
 import { builder } from "../builder.ts";
 import { TIMELINE_KINDS } from "../reviews/review.rules.ts";
+import { type Package, type PackageArgument, type PackageVariable, runCommand } from "./package.rules.ts";
+import { ARGUMENT_KINDS, INPUT_FORMATS, PACKAGE_REGISTRIES, PACKAGE_TRANSPORTS } from "./provider.enums.ts";
 import { LIFECYCLES } from "./provider.lifecycle.ts";
 import {
   AGENT_TYPES,
@@ -35,6 +37,19 @@ const ToolScope = builder.enumType("ToolScope", { values: TOOL_SCOPES });
 const Protocol = builder.enumType("EndpointProtocol", { values: PROTOCOLS });
 const AuthScheme = builder.enumType("AuthScheme", { values: AUTH_SCHEMES });
 const HumanOversight = builder.enumType("HumanOversight", { values: HUMAN_OVERSIGHT });
+export const PackageRegistryEnum = builder.enumType("PackageRegistry", {
+  description: "Where an MCP server's package is published (server.json's registryType)",
+  values: PACKAGE_REGISTRIES,
+});
+export const PackageTransportEnum = builder.enumType("TransportType", {
+  description: "How a client talks to the package it started: over stdio, or over HTTP at the transport's url",
+  values: PACKAGE_TRANSPORTS,
+});
+const InputFormat = builder.enumType("InputFormat", { values: INPUT_FORMATS });
+const ArgumentKind = builder.enumType("ArgumentKind", {
+  description: "NAMED: `--flag value`; POSITIONAL: a value in its place",
+  values: ARGUMENT_KINDS,
+});
 export const LifecycleEnum = builder.enumType("Lifecycle", {
   description: "ACTIVE; DEPRECATED (still served, use the successor); RETIRED (gone; hidden from lists unless asked)",
   values: LIFECYCLES,
@@ -46,7 +61,7 @@ const TimelineKind = builder.enumType("TimelineKind", { values: TIMELINE_KINDS }
 type Capability = Profile["capabilities"][number];
 type Model = Profile["models"][number];
 type Tool = Profile["tools"][number];
-type Endpoint = Profile["endpoint"];
+type Endpoint = NonNullable<Profile["endpoint"]>;
 type Policy = NonNullable<Profile["policy"]>;
 type Role = Profile["roles"][number];
 
@@ -86,6 +101,78 @@ const EndpointRef = builder.objectRef<Endpoint>("Endpoint").implement({
 });
 const EndpointSummaryRef = builder.objectRef<Endpoint>("EndpointSummary").implement({
   fields: (t) => ({ protocol: t.expose("protocol", { type: Protocol }) }),
+});
+/** What a variable and an argument share: how a client asks the user for a value, never a secret's value. */
+function inputFields(t: FieldBuilder) {
+  const of = (parent: unknown) => parent as PackageVariable;
+  return {
+    description: t.string({ nullable: true, resolve: (v) => of(v).description }),
+    isRequired: t.boolean({ resolve: (v) => of(v).isRequired }),
+    isSecret: t.boolean({
+      description:
+        "A secret (a password, a token): clients ask for it and keep it safe; the registry never holds its value",
+      resolve: (v) => of(v).isSecret,
+    }),
+    format: t.field({ type: InputFormat, resolve: (v) => of(v).format }),
+    default: t.string({ nullable: true, resolve: (v) => of(v).default }),
+    placeholder: t.string({ nullable: true, resolve: (v) => of(v).placeholder }),
+    choices: t.stringList({ resolve: (v) => of(v).choices }),
+  };
+}
+const PackageVariableRef = builder.objectRef<PackageVariable>("PackageVariable").implement({
+  description: "An environment variable or an HTTP header the client sets: its name and what it is for",
+  fields: (t) => ({ name: t.exposeString("name"), ...inputFields(t as unknown as FieldBuilder) }),
+});
+const PackageArgumentRef = builder.objectRef<PackageArgument>("PackageArgument").implement({
+  description: "A command-line argument: `name value` (NAMED) or a value in its place (POSITIONAL)",
+  fields: (t) => ({
+    type: t.expose("type", { type: ArgumentKind }),
+    name: t.exposeString("name", { nullable: true, description: "The flag, with its dashes (NAMED)" }),
+    valueHint: t.exposeString("valueHint", { nullable: true, description: "What the value is (POSITIONAL)" }),
+    value: t.exposeString("value", { nullable: true, description: "A fixed value, never a secret's" }),
+    isRepeated: t.exposeBoolean("isRepeated"),
+    ...inputFields(t as unknown as FieldBuilder),
+  }),
+});
+const PackageTransportRef = builder.objectRef<Package["transport"]>("PackageTransport").implement({
+  fields: (t) => ({
+    type: t.expose("type", { type: PackageTransportEnum }),
+    url: t.exposeString("url", {
+      nullable: true,
+      description: "STREAMABLE_HTTP and SSE: where the started package listens",
+    }),
+    headers: t.field({ type: [PackageVariableRef], resolve: (tr) => tr.headers }),
+  }),
+});
+export const PackageRef = builder.objectRef<Package>("Package").implement({
+  description: "A package an MCP client starts (npm, PyPI, OCI, NuGet, MCPB), as server.json describes it",
+  fields: (t) => ({
+    registryType: t.expose("registryType", { type: PackageRegistryEnum }),
+    registryBaseUrl: t.exposeString("registryBaseUrl", {
+      nullable: true,
+      description: "null: the registry's public one",
+    }),
+    identifier: t.exposeString("identifier"),
+    version: t.exposeString("version", {
+      nullable: true,
+      description: "null for OCI (the tag pins it) and optional for MCPB",
+    }),
+    fileSha256: t.exposeString("fileSha256", {
+      nullable: true,
+      description: "MCPB: the bundle's SHA-256, to check before running it",
+    }),
+    runtimeHint: t.exposeString("runtimeHint", { nullable: true }),
+    transport: t.field({ type: PackageTransportRef, resolve: (p) => p.transport }),
+    environmentVariables: t.field({ type: [PackageVariableRef], resolve: (p) => p.environmentVariables }),
+    runtimeArguments: t.field({ type: [PackageArgumentRef], resolve: (p) => p.runtimeArguments }),
+    packageArguments: t.field({ type: [PackageArgumentRef], resolve: (p) => p.packageArguments }),
+    runCommand: t.string({
+      nullable: true,
+      description:
+        "How to start it, e.g. `npx -y @scope/name@1.2.3`; values the user supplies show as <name>. null for MCPB (download, check fileSha256, then open it)",
+      resolve: (p) => runCommand(p),
+    }),
+  }),
 });
 const PolicyRef = builder.objectRef<Policy>("Policy").implement({
   fields: (t) => ({
@@ -128,6 +215,56 @@ const ToolInput = builder.inputType("ToolInput", {
     kind: t.field({ type: ToolKind, required: true }),
     description: t.string(),
     scopes: t.field({ type: [ToolScope] }),
+  }),
+});
+const INPUT_FIELDS = (t: InputFieldBuilder) => ({
+  description: t.string(),
+  isRequired: t.boolean({ description: "Default false" }),
+  isSecret: t.boolean({ description: "Default false; a secret takes no default or value" }),
+  format: t.field({ type: InputFormat, description: "Default STRING" }),
+  default: t.string(),
+  placeholder: t.string(),
+  choices: t.stringList(),
+});
+const PackageVariableInput = builder.inputType("PackageVariableInput", {
+  fields: (t) => ({ name: t.string({ required: true }), ...INPUT_FIELDS(t) }),
+});
+const PackageArgumentInput = builder.inputType("PackageArgumentInput", {
+  fields: (t) => ({
+    type: t.field({ type: ArgumentKind, required: true }),
+    name: t.string({ description: "NAMED: the flag with its dashes" }),
+    valueHint: t.string({ description: "POSITIONAL: what the value is" }),
+    value: t.string({ description: "A fixed value" }),
+    isRepeated: t.boolean(),
+    ...INPUT_FIELDS(t),
+  }),
+});
+const PackageTransportInput = builder.inputType("PackageTransportInput", {
+  fields: (t) => ({
+    type: t.field({ type: PackageTransportEnum, required: true }),
+    url: t.string({ description: "Required for STREAMABLE_HTTP and SSE; {name} marks a value the client fills in" }),
+    headers: t.field({ type: [PackageVariableInput] }),
+  }),
+});
+const PackageInput = builder.inputType("PackageInput", {
+  fields: (t) => ({
+    registryType: t.field({ type: PackageRegistryEnum, required: true }),
+    registryBaseUrl: t.string({ description: "Only for a registry other than the public one (NPM, PYPI, NUGET)" }),
+    identifier: t.string({
+      required: true,
+      description:
+        "The package's name in its registry (an OCI image reference with its tag; an MCPB bundle's https URL)",
+    }),
+    version: t.string({ description: "One release, not a range: required for NPM, PYPI, NUGET; not for OCI" }),
+    fileSha256: t.string({ description: "MCPB only, required: the bundle's SHA-256 in hex" }),
+    runtimeHint: t.string({ description: "The command that starts it (npx, uvx, docker, dnx)" }),
+    transport: t.field({ type: PackageTransportInput, required: true }),
+    environmentVariables: t.field({
+      type: [PackageVariableInput],
+      description: "At most 50; names and purposes, never values",
+    }),
+    runtimeArguments: t.field({ type: [PackageArgumentInput], description: "Arguments of the runtime (docker run …)" }),
+    packageArguments: t.field({ type: [PackageArgumentInput], description: "Arguments of the package itself" }),
   }),
 });
 /** The field builder of an input type. */
@@ -228,7 +365,13 @@ export function ownerFields(t: FieldBuilder) {
     capabilities: t.field({ type: [CapabilityRef], resolve: (p) => of(p).capabilities }),
     models: t.field({ type: [ModelRef], resolve: (p) => of(p).models }),
     tools: t.field({ type: [ToolRef], resolve: (p) => of(p).tools }),
-    endpoint: t.field({ type: EndpointRef, resolve: (p) => of(p).endpoint }),
+    endpoint: t.field({
+      type: EndpointRef,
+      nullable: true,
+      description: "Where the agent is served; null when it ships only as packages",
+      resolve: (p) => of(p).endpoint ?? null,
+    }),
+    packages: t.field({ type: [PackageRef], resolve: (p) => of(p).packages ?? [] }),
     policy: t.field({ type: PolicyRef, nullable: true, resolve: (p) => of(p).policy ?? null }),
     roles: t.field({ type: [RoleRef], resolve: (p) => of(p).roles }),
   };
@@ -275,7 +418,7 @@ export const ProviderSummaryRef = builder.objectRef<SummaryRow>("ProviderSummary
     trustTier: t.field({ type: TrustTier, resolve: (p) => p.trustTier as never }),
     reviewStage: t.field({ type: ReviewStage, resolve: (p) => p.reviewStage as never }),
     labels: t.stringList({ resolve: (p) => json<string[]>(p.labels) }),
-    endpoint: t.field({ type: EndpointSummaryRef, resolve: (p) => json<Endpoint>(p.endpoint) }),
+    endpoint: t.field({ type: EndpointSummaryRef, nullable: true, resolve: (p) => json<Endpoint | null>(p.endpoint) }),
     updatedAt: t.expose("updatedAt", { type: "DateTime" }),
   }),
 });
@@ -345,7 +488,11 @@ export function profileArgs(t: Parameters<Parameters<typeof builder.mutationFiel
     models: t.arg({ type: [ModelInput], description: "At most 20" }),
     tools: t.arg({ type: [ToolInput], description: "At most 100; `name` unique" }),
     // A PATCH's sections are partial: merged onto the current ones (provider.write.ts).
-    endpoint: t.arg({ type: required ? EndpointInput.complete : EndpointInput.patch, required }),
+    endpoint: t.arg({
+      type: required ? EndpointInput.complete : EndpointInput.patch,
+      description: "Required unless the agent ships as at least one package",
+    }),
+    packages: t.arg({ type: [PackageInput], description: `At most 10 packages an MCP client starts` }),
     policy: t.arg({ type: required ? PolicyInput.complete : PolicyInput.patch }),
     roles: t.arg({ type: [RoleInput], description: "At most 20" }),
   };

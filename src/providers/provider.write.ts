@@ -40,12 +40,16 @@ export function profileOf(row: ProviderRow): Profile {
   return snapshotOf(row as unknown as Profile);
 }
 
-/** The provider row columns for a profile (JSON sections as they are). */
+/**
+ * The provider row columns for a profile (JSON sections as they are): no policy is SQL NULL, no
+ * endpoint JSON null (the column is NOT NULL; the database checks the agent then has a package).
+ */
 function columnsOf(profile: Partial<Profile>) {
-  const { policy, ...rest } = profile;
+  const { policy, endpoint, ...rest } = profile;
   return {
-    ...(rest as Omit<Partial<Profile>, "policy">),
+    ...(rest as Omit<Partial<Profile>, "policy" | "endpoint">),
     ...(policy !== undefined ? { policy: policy === null ? Prisma.DbNull : policy } : {}),
+    ...(endpoint !== undefined ? { endpoint: endpoint === null ? Prisma.JsonNull : endpoint } : {}),
   } as Prisma.ProviderUpdateInput;
 }
 
@@ -195,11 +199,12 @@ export async function patchProvider<R>(
 
     await setColumns(tx, row.id, Object.fromEntries(Object.keys(input.patch).map((f) => [f, after[f as OwnerField]])));
     if (changed.includes("labels")) await replaceLabels(tx, row.id, after.labels);
-    // A verified domain vouches for the endpoint's host only: one the endpoint left is removed.
+    // A verified domain vouches for the endpoint's host only: one the endpoint left (or every one,
+    // when the endpoint is gone) is removed.
     if (changed.includes("endpoint")) {
       await removeUncoveredDomains(tx, {
         providerId: row.id,
-        endpointUrl: after.endpoint.url,
+        endpointUrl: after.endpoint?.url ?? "",
         actor: input.actor,
         now,
       });

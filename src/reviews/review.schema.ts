@@ -8,7 +8,8 @@ import { builder, type Context } from "../builder.ts";
 import { badInput, notFound, unauthenticated } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { decodeCursor, page, pageSize } from "../pagination.ts";
-import { ProviderRef, TrustTier } from "../providers/provider.types.ts";
+import type { Package } from "../providers/package.rules.ts";
+import { PackageRef, ProviderRef, TrustTier } from "../providers/provider.types.ts";
 import { fits } from "../text.ts";
 import { ACTIVE_STATUSES, DECISIONS, PRIORITIES, REVIEW_KINDS, REVIEW_STATUSES } from "./review.rules.ts";
 import {
@@ -36,6 +37,12 @@ export const ReviewRef = builder.prismaObject("Review", {
     providerName: t.string({
       select: { provider: { select: { name: true } } },
       resolve: (r) => r.provider.name,
+    }),
+    providerPackages: t.field({
+      type: [PackageRef],
+      description: "The MCP packages the provider ships (empty when it is reached only at its endpoint)",
+      select: { provider: { select: { packages: true } } },
+      resolve: (r) => (r.provider.packages ?? []) as unknown as Package[],
     }),
     kind: t.field({ type: ReviewKind, resolve: (r) => r.kind as never }),
     status: t.field({ type: ReviewStatus, resolve: (r) => r.status as never }),

@@ -6,7 +6,7 @@
  */
 import { MAX_SUBJECT } from "../auth/reviewer.jwt.ts";
 import { assignments, type Db, type Dialect, dialectIn, type Queryable, queryRows } from "../db/client.ts";
-import { columnList, columnsOf, pickColumns, rowReader } from "../db/model.ts";
+import { asJson, columnList, columnsOf, pickColumns, rowReader } from "../db/model.ts";
 import { badInput, conflict, notFound } from "../errors.ts";
 import { eventsOfMove } from "../events/event.rules.ts";
 import { type LoggedEvent, logWrite, snapshotBefore } from "../events/event.store.ts";
@@ -321,9 +321,9 @@ export async function moderateProvider(
 
 // ── The reviewers' queue ───────────────────────────────────────────────────────────────────────
 
-/** A review as the queue answers it, with its provider's code and name. */
+/** A review as the queue answers it, with its provider's code, name and packages. */
 export type ReviewRow = Prisma.ReviewGetPayload<{
-  include: { provider: { select: { providerCode: true; name: true } } };
+  include: { provider: { select: { providerCode: true; name: true; packages: true } } };
 }>;
 
 /**
@@ -406,7 +406,7 @@ export async function queuePage(
     db,
     Prisma.sql`
     SELECT ${Prisma.raw(columnList(REVIEW, "r"))}, p."providerCode" AS "providerCode", p."name" AS "providerName",
-           p."publisherVerified" AS "publisherVerified"
+           p."packages" AS "providerPackages", p."publisherVerified" AS "publisherVerified"
     FROM (
       SELECT r.* FROM "reviews" AS r
       ${byProvider ? Prisma.sql`JOIN "providers" AS p ON p."id" = r."providerId"` : Prisma.empty}
@@ -420,7 +420,11 @@ export async function queuePage(
   );
   return found.map((f) =>
     Object.assign(reviewRow(f), {
-      provider: { providerCode: f.providerCode as string, name: f.providerName as string },
+      provider: {
+        providerCode: f.providerCode as string,
+        name: f.providerName as string,
+        packages: asJson(f.providerPackages) as Prisma.JsonValue,
+      },
       endpointVerified: verifiedOf(f).publisherVerified,
     }),
   );

@@ -405,7 +405,7 @@ interface RawRequest {
 const PROFILE_FIELDS = `providerCode name summary description labels agentType visibility trustTier reviewStage
   contactEmail capabilities { key name description tags inputModes outputModes }
   models { vendor model role contextWindow } tools { name kind description scopes }
-  endpoint { url protocol authScheme healthUrl }
+  endpoint { url protocol authScheme healthUrl } packages { registryType identifier version fileSha256 }
   policy { dataRetentionDays humanOversight allowedUseCases prohibitedUseCases termsUrl privacyUrl }
   roles { subject role } tokens { tokenId prefix label createdAt lastUsedAt expiresAt revokedAt }
   reviewTimeline { at kind actor note } version createdAt updatedAt`;

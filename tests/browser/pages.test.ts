@@ -118,8 +118,10 @@ describe("intake, review and directory", () => {
     expect(await errorOf(about.getByLabel("Name", { exact: true }))).toContain("must not be empty");
     expect(await errorOf(about.getByLabel("Summary"))).toContain("must not be empty");
     expect(await errorOf(page.getByLabel("Contact email"))).toContain("email");
-    expect(await errorOf(page.getByLabel("Endpoint URL"))).toContain("https:");
-    expect(await errorOf(page.getByLabel("Protocol"))).not.toBe("");
+    // No endpoint and no package: said of the endpoint as a whole.
+    expect(await errorOf(page.getByRole("region", { name: "Endpoint", exact: true }))).toContain(
+      "is required unless the agent ships as at least one package",
+    );
     expect(await about.getByLabel("Name", { exact: true }).getAttribute("aria-invalid")).toBe("true");
     expect(posts).toHaveLength(0);
 
@@ -311,6 +313,90 @@ describe("intake, review and directory", () => {
     expect(await visitor.page.content()).not.toContain(token);
 
     await Promise.all([done(owner), done(visitor), done(reviewer)]);
+  });
+});
+
+describe("an MCP server that ships as a package", () => {
+  test("submitted from the form with a package and no endpoint; its profile says how to run it and what it needs", async () => {
+    const code = uniqueCode("pkg");
+    const owner = await open();
+    const page = owner.page;
+    const posts: string[] = [];
+    page.on("request", (r) => {
+      if (r.method() === "POST" && new URL(r.url()).pathname === "/api/v1/providers") posts.push(r.postData() ?? "");
+    });
+    await page.goto("/intake");
+    const about = page.getByRole("region", { name: "About the agent" });
+    await about.getByLabel("Name", { exact: true }).waitFor(WAIT);
+    await about.getByLabel("Name", { exact: true }).fill(`Weather MCP ${code.slice(-6)}`);
+    await about.getByLabel("Summary").fill("Forecasts over MCP, started by the client");
+    await about.getByLabel("Agent type").selectOption({ label: "Tool server" });
+    await about.getByLabel("Provider code").fill(code);
+    await page.getByLabel("Contact email").fill("mcp@example.com");
+
+    // 1. An npm name npm would refuse is named before anything is sent: the registries' rules run in the page.
+    await page.getByRole("button", { name: "Add package" }).click();
+    const pkg = page.getByRole("group", { name: "Package 1" });
+    await pkg.getByLabel("Registry").selectOption({ label: "npm" });
+    await pkg.getByLabel("Identifier").fill("@Example/Weather-MCP");
+    await pkg.getByLabel("Version").fill("1.2.3");
+    await page.getByRole("button", { name: "Submit for review" }).click();
+    await page.getByRole("alert").filter({ hasText: "Please correct" }).waitFor(WAIT);
+    expect(await errorOf(pkg.getByLabel("Identifier"))).toContain("is not an npm package name");
+    // With a package, no endpoint is needed.
+    expect(await errorOf(page.getByRole("region", { name: "Endpoint", exact: true }))).toBe("");
+    expect(posts).toHaveLength(0);
+
+    // 2. Sent: the package, its variables by name and purpose, and no endpoint at all.
+    await pkg.getByLabel("Identifier").fill("@example/weather-mcp");
+    await pkg
+      .getByLabel("Environment variables")
+      .fill("WEATHER_API_KEY: Key for the forecast service\nWEATHER_UNITS: metric or imperial");
+    await pkg.getByLabel("Required variables").fill("WEATHER_API_KEY");
+    await pkg.getByLabel("Secret variables").fill("WEATHER_API_KEY");
+    expect(await unlabelledControls(page)).toEqual([]);
+    await page.getByRole("button", { name: "Submit for review" }).click();
+    await page.getByRole("heading", { name: "Submitted for review" }).waitFor(WAIT);
+    expect(posts).toHaveLength(1);
+    const sent = JSON.parse(posts[0] as string);
+    expect(sent).not.toHaveProperty("endpoint");
+    expect(sent.packages).toEqual([
+      {
+        registryType: "NPM",
+        identifier: "@example/weather-mcp",
+        version: "1.2.3",
+        transport: { type: "STDIO" },
+        environmentVariables: [
+          { name: "WEATHER_API_KEY", description: "Key for the forecast service", isRequired: true, isSecret: true },
+          { name: "WEATHER_UNITS", description: "metric or imperial" },
+        ],
+      },
+    ]);
+
+    // 3. The profile: no endpoint, the command line, and the variables it needs (names, never values).
+    await page.getByRole("link", { name: "View the profile" }).click();
+    await page.getByRole("heading", { level: 1, name: `Weather MCP ${code.slice(-6)}` }).waitFor(WAIT);
+    expect(await text(page.getByRole("region", { name: "Endpoint", exact: true }))).toContain("No endpoint");
+    const packages = page.getByRole("region", { name: "Packages", exact: true });
+    expect(await text(packages.getByLabel("Command line"))).toBe("npx -y @example/weather-mcp@1.2.3");
+    const variables = packages.getByRole("table", { name: "Environment variables" });
+    expect(await text(variables.getByRole("row", { name: /WEATHER_API_KEY/ }))).toContain("Required, secret");
+    expect(await text(variables.getByRole("row", { name: /WEATHER_UNITS/ }))).toContain("Optional");
+    // No endpoint, so no A2A card to link to.
+    expect(await page.getByRole("link", { name: "Agent card" }).count()).toBe(0);
+    await screenshot(page, "profile-packages-desktop");
+
+    // 4. The reviewer sees the package and the variables it reads in the queue.
+    const reviewer = await open();
+    await signIn(reviewer.page, await reviewerToken("packages-ui"));
+    await reviewer.page.getByLabel("Search", { exact: true }).fill(code);
+    const item = reviewItem(reviewer.page, await activeReviewCode(code));
+    await item.waitFor(WAIT);
+    const listed = await text(item.getByRole("list", { name: "Packages" }));
+    expect(listed).toContain("npm @example/weather-mcp@1.2.3");
+    expect(listed).toContain("reads WEATHER_API_KEY (secret), WEATHER_UNITS");
+
+    await Promise.all([done(owner), done(reviewer)]);
   });
 });
 

@@ -346,7 +346,7 @@ describe.each(doors)("$name", (door) => {
       expect(await state(created.providerCode)).toEqual(before);
     });
 
-    test.each(["name", "summary", "labels", "endpoint", "contactEmail"])(
+    test.each(["name", "summary", "labels", "contactEmail"])(
       "null for %s, which a profile always has, is refused naming it",
       async (key) => {
         const created = await intake();
@@ -358,6 +358,16 @@ describe.each(doors)("$name", (door) => {
         expect(await state(created.providerCode)).toEqual(before);
       },
     );
+
+    test("null for endpoint, of an agent that ships no package, is refused naming it", async () => {
+      const created = await intake();
+      const before = await state(created.providerCode);
+      const outcome = await update(created.providerCode, { endpoint: null }, { token: created.accessToken });
+      expect(outcome.code).toBe("BAD_USER_INPUT");
+      expect(outcome.paths).toEqual(["endpoint"]);
+      expect(messagesOf(outcome)).toEqual(["is required unless the agent ships as at least one package"]);
+      expect(await state(created.providerCode)).toEqual(before);
+    });
   });
 
   describe("who may update", () => {

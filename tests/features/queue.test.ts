@@ -80,6 +80,8 @@ describe.each(doors)("$name", (door: Door) => {
             reviewCode: kept.reviewCode,
             providerCode: kept.providerCode,
             providerName: `Queue ${word} kept`,
+            // Reached at its endpoint: no package for a reviewer to look at.
+            providerPackages: [],
             kind: "INTAKE",
             status: "OPEN",
             priority: "NORMAL",

@@ -170,9 +170,15 @@ describe("operations", () => {
   test("request bodies: required fields are the non-null arguments, unknown keys are refused", () => {
     const intake = body(operation(route("createProvider")));
     expect(operation(route("createProvider")).requestBody.required).toBe(true);
-    expect(intake.required.sort()).toEqual(["agentType", "contactEmail", "endpoint", "name", "summary"]);
+    // No endpoint for an MCP server that ships only as packages: the rules then require a package.
+    expect(intake.required.sort()).toEqual(["agentType", "contactEmail", "name", "summary"]);
     expect(intake.additionalProperties).toBe(false);
-    expect(intake.properties.endpoint).toEqual({ $ref: "#/components/schemas/EndpointInput" });
+    expect(intake.properties.endpoint.oneOf).toEqual([
+      { $ref: "#/components/schemas/EndpointInput" },
+      { type: "null" },
+    ]);
+    expect(intake.properties.endpoint.description).toContain("unless the agent ships as at least one package");
+    expect(intake.properties.packages.items).toEqual({ $ref: "#/components/schemas/PackageInput" });
     expect(admitsNull(intake.properties.description)).toBe(true);
 
     const patch = body(operation(route("updateProvider")));
@@ -199,12 +205,23 @@ describe("operations", () => {
     const clearable = Object.entries(patch.properties as Record<string, any>)
       .filter(([, property]) => admitsNull(property))
       .map(([name]) => name);
-    // Nullable in the profile and not required at intake; contactEmail is nullable only in what others see.
-    expect(clearable.sort()).toEqual(["description", "homepageUrl", "lifecycleMessage", "policy", "successorCode"]);
+    // Nullable in the profile and not required at intake (the endpoint while a package remains);
+    // contactEmail is nullable only in what others see.
+    expect(clearable.sort()).toEqual([
+      "description",
+      "endpoint",
+      "homepageUrl",
+      "lifecycleMessage",
+      "policy",
+      "successorCode",
+    ]);
     expect(patch.properties.summary).toMatchObject({ type: "string" });
     expect(patch.properties.labels).toMatchObject({ type: "array", items: { type: "string" } });
     // Sections merge member by member: every member optional, unlike intake's.
-    expect(patch.properties.endpoint).toEqual({ $ref: "#/components/schemas/EndpointPatchInput" });
+    expect(patch.properties.endpoint.oneOf).toEqual([
+      { $ref: "#/components/schemas/EndpointPatchInput" },
+      { type: "null" },
+    ]);
     expect(patch.properties.policy.oneOf).toEqual([
       { $ref: "#/components/schemas/PolicyPatchInput" },
       { type: "null" },

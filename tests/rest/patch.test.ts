@@ -108,9 +108,10 @@ describe("JSON Merge Patch (RFC 7396)", () => {
     ["summary", "must not be null"],
     ["name", "must not be null"],
     ["labels", "must not be null"],
-    ["endpoint", "must not be null"],
+    // Clearable only while a package remains: this profile has none.
+    ["endpoint", "is required unless the agent ships as at least one package"],
     ["agentType", "must not be null"],
-  ])("null for %s, which a profile always has, is a 400 naming it; nothing changes", async (key, message) => {
+  ])("null for %s, which this profile must have, is a 400 naming it; nothing changes", async (key, message) => {
     const created = await intake();
     const before = await state(created.providerCode);
     const answer = await mergePatch(created.providerCode, { [key]: null }, created.accessToken);

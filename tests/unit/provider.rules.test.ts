@@ -1,6 +1,7 @@
 /** The provider rules as pure functions: intake and PATCH validation, derived codes, changed fields. */
 import { describe, expect, test } from "@jest/globals";
 import {
+  applyPatch,
   changedFields,
   deriveProviderCode,
   OWNER_FIELDS,
@@ -137,7 +138,34 @@ describe("validatePatch", () => {
     expect(validatePatch({ description: null })).toEqual({ ok: true, value: { description: null } });
     expect(validatePatch({ policy: null })).toEqual({ ok: true, value: { policy: null } });
     expect(paths(validatePatch({ name: null }))).toEqual(["name"]);
-    expect(paths(validatePatch({ endpoint: null }))).toEqual(["endpoint"]);
+  });
+
+  test("null for the endpoint is refused once merged onto a profile without a package, taken onto one with", () => {
+    const intake = (extra: Record<string, unknown>) => {
+      const result = validateIntake({ ...valid(), ...extra });
+      if (!result.ok) throw new Error("expected a valid intake");
+      return result.value as Profile;
+    };
+    const patch = validatePatch({ endpoint: null });
+    if (!patch.ok) throw new Error("expected a valid patch");
+    expect(applyPatch(intake({}), patch.value)).toEqual({
+      ok: false,
+      errors: [{ path: "endpoint", message: "is required unless the agent ships as at least one package" }],
+    });
+    const pkg = {
+      registryType: "PYPI",
+      identifier: "mcp-server-fetch",
+      version: "2025.1.17",
+      transport: { type: "STDIO" },
+    };
+    const merged = applyPatch(intake({ packages: [pkg] }), patch.value);
+    expect(merged.ok && merged.value.endpoint).toBeNull();
+  });
+
+  test("an intake with neither an endpoint nor a package names the endpoint, beside the other problems", () => {
+    const { endpoint: _, ...none } = valid();
+    expect(paths(validateIntake({ ...none, name: "" }))).toEqual(["name", "endpoint"]);
+    expect(paths(validateIntake({ ...none, endpoint: null, packages: [] }))).toEqual(["endpoint"]);
   });
 
   test.each(["trustTier", "reviewStage", "providerCode", "version", "colour"])("refuses %s", (key) => {

@@ -654,7 +654,7 @@ export interface components {
       trustTier: components["schemas"]["TrustTier"];
       reviewStage: components["schemas"]["ReviewStage"];
       labels: string[];
-      endpoint: components["schemas"]["EndpointSummary"];
+      endpoint: components["schemas"]["EndpointSummary"] | null;
       /**
        * Format: date-time
        * @description An ISO-8601 instant in UTC
@@ -714,6 +714,82 @@ export interface components {
     };
     /** @enum {string} */
     AuthScheme: "NONE" | "BEARER" | "API_KEY" | "OAUTH2" | "MTLS";
+    PackageInput: {
+      registryType: components["schemas"]["PackageRegistry"];
+      /** @description Only for a registry other than the public one (NPM, PYPI, NUGET) */
+      registryBaseUrl?: string | null;
+      /** @description The package's name in its registry (an OCI image reference with its tag; an MCPB bundle's https URL) */
+      identifier: string;
+      /** @description One release, not a range: required for NPM, PYPI, NUGET; not for OCI */
+      version?: string | null;
+      /** @description MCPB only, required: the bundle's SHA-256 in hex */
+      fileSha256?: string | null;
+      /** @description The command that starts it (npx, uvx, docker, dnx) */
+      runtimeHint?: string | null;
+      transport: components["schemas"]["PackageTransportInput"];
+      /** @description At most 50; names and purposes, never values */
+      environmentVariables?: components["schemas"]["PackageVariableInput"][] | null;
+      /** @description Arguments of the runtime (docker run …) */
+      runtimeArguments?: components["schemas"]["PackageArgumentInput"][] | null;
+      /** @description Arguments of the package itself */
+      packageArguments?: components["schemas"]["PackageArgumentInput"][] | null;
+    };
+    /**
+     * @description Where an MCP server's package is published (server.json's registryType)
+     * @enum {string}
+     */
+    PackageRegistry: "NPM" | "PYPI" | "OCI" | "NUGET" | "MCPB";
+    PackageTransportInput: {
+      type: components["schemas"]["TransportType"];
+      /** @description Required for STREAMABLE_HTTP and SSE; {name} marks a value the client fills in */
+      url?: string | null;
+      headers?: components["schemas"]["PackageVariableInput"][] | null;
+    };
+    /**
+     * @description How a client talks to the package it started: over stdio, or over HTTP at the transport's url
+     * @enum {string}
+     */
+    TransportType: "STDIO" | "STREAMABLE_HTTP" | "SSE";
+    PackageVariableInput: {
+      name: string;
+      description?: string | null;
+      /** @description Default false */
+      isRequired?: boolean | null;
+      /** @description Default false; a secret takes no default or value */
+      isSecret?: boolean | null;
+      /** @description Default STRING */
+      format?: components["schemas"]["InputFormat"] | null;
+      default?: string | null;
+      placeholder?: string | null;
+      choices?: string[] | null;
+    };
+    /** @enum {string} */
+    InputFormat: "STRING" | "NUMBER" | "BOOLEAN" | "FILEPATH";
+    PackageArgumentInput: {
+      type: components["schemas"]["ArgumentKind"];
+      /** @description NAMED: the flag with its dashes */
+      name?: string | null;
+      /** @description POSITIONAL: what the value is */
+      valueHint?: string | null;
+      /** @description A fixed value */
+      value?: string | null;
+      isRepeated?: boolean | null;
+      description?: string | null;
+      /** @description Default false */
+      isRequired?: boolean | null;
+      /** @description Default false; a secret takes no default or value */
+      isSecret?: boolean | null;
+      /** @description Default STRING */
+      format?: components["schemas"]["InputFormat"] | null;
+      default?: string | null;
+      placeholder?: string | null;
+      choices?: string[] | null;
+    };
+    /**
+     * @description NAMED: `--flag value`; POSITIONAL: a value in its place
+     * @enum {string}
+     */
+    ArgumentKind: "NAMED" | "POSITIONAL";
     PolicyInput: {
       /** Format: int32 */
       dataRetentionDays?: number | null;
@@ -757,7 +833,9 @@ export interface components {
       capabilities: components["schemas"]["Capability"][];
       models: components["schemas"]["Model"][];
       tools: components["schemas"]["Tool"][];
-      endpoint: components["schemas"]["Endpoint"];
+      /** @description Where the agent is served; null when it ships only as packages */
+      endpoint: components["schemas"]["Endpoint"] | null;
+      packages: components["schemas"]["Package"][];
       policy: components["schemas"]["Policy"] | null;
       roles: components["schemas"]["Role"][];
       trustTier: components["schemas"]["TrustTier"];
@@ -824,6 +902,61 @@ export interface components {
       protocol: components["schemas"]["EndpointProtocol"];
       authScheme: components["schemas"]["AuthScheme"];
       healthUrl: string | null;
+    };
+    /** @description A package an MCP client starts (npm, PyPI, OCI, NuGet, MCPB), as server.json describes it */
+    Package: {
+      registryType: components["schemas"]["PackageRegistry"];
+      /** @description null: the registry's public one */
+      registryBaseUrl: string | null;
+      identifier: string;
+      /** @description null for OCI (the tag pins it) and optional for MCPB */
+      version: string | null;
+      /** @description MCPB: the bundle's SHA-256, to check before running it */
+      fileSha256: string | null;
+      runtimeHint: string | null;
+      transport: components["schemas"]["PackageTransport"];
+      environmentVariables: components["schemas"]["PackageVariable"][];
+      runtimeArguments: components["schemas"]["PackageArgument"][];
+      packageArguments: components["schemas"]["PackageArgument"][];
+      /** @description How to start it, e.g. `npx -y @scope/name@1.2.3`; values the user supplies show as <name>. null for MCPB (download, check fileSha256, then open it) */
+      runCommand: string | null;
+    };
+    PackageTransport: {
+      type: components["schemas"]["TransportType"];
+      /** @description STREAMABLE_HTTP and SSE: where the started package listens */
+      url: string | null;
+      headers: components["schemas"]["PackageVariable"][];
+    };
+    /** @description An environment variable or an HTTP header the client sets: its name and what it is for */
+    PackageVariable: {
+      name: string;
+      description: string | null;
+      isRequired: boolean;
+      /** @description A secret (a password, a token): clients ask for it and keep it safe; the registry never holds its value */
+      isSecret: boolean;
+      format: components["schemas"]["InputFormat"];
+      default: string | null;
+      placeholder: string | null;
+      choices: string[];
+    };
+    /** @description A command-line argument: `name value` (NAMED) or a value in its place (POSITIONAL) */
+    PackageArgument: {
+      type: components["schemas"]["ArgumentKind"];
+      /** @description The flag, with its dashes (NAMED) */
+      name: string | null;
+      /** @description What the value is (POSITIONAL) */
+      valueHint: string | null;
+      /** @description A fixed value, never a secret's */
+      value: string | null;
+      isRepeated: boolean;
+      description: string | null;
+      isRequired: boolean;
+      /** @description A secret (a password, a token): clients ask for it and keep it safe; the registry never holds its value */
+      isSecret: boolean;
+      format: components["schemas"]["InputFormat"];
+      default: string | null;
+      placeholder: string | null;
+      choices: string[];
     };
     Policy: {
       /** Format: int32 */
@@ -997,7 +1130,9 @@ export interface components {
       capabilities: components["schemas"]["Capability"][];
       models: components["schemas"]["Model"][];
       tools: components["schemas"]["Tool"][];
-      endpoint: components["schemas"]["Endpoint"];
+      /** @description Where the agent is served; null when it ships only as packages */
+      endpoint: components["schemas"]["Endpoint"] | null;
+      packages: components["schemas"]["Package"][];
       policy: components["schemas"]["Policy"] | null;
       roles: components["schemas"]["Role"][];
       /** @description Shown to the provider's owner and to reviewers only */
@@ -1249,6 +1384,8 @@ export interface components {
       reviewCode: string;
       providerCode: string;
       providerName: string;
+      /** @description The MCP packages the provider ships (empty when it is reached only at its endpoint) */
+      providerPackages: components["schemas"]["Package"][];
       kind: components["schemas"]["ReviewKind"];
       status: components["schemas"]["ReviewStatus"];
       priority: components["schemas"]["ReviewPriority"];
@@ -1698,7 +1835,10 @@ export interface operations {
           models?: components["schemas"]["ModelInput"][] | null;
           /** @description At most 100; `name` unique */
           tools?: components["schemas"]["ToolInput"][] | null;
-          endpoint: components["schemas"]["EndpointInput"];
+          /** @description Required unless the agent ships as at least one package */
+          endpoint?: components["schemas"]["EndpointInput"] | null;
+          /** @description At most 10 packages an MCP client starts */
+          packages?: components["schemas"]["PackageInput"][] | null;
           policy?: components["schemas"]["PolicyInput"] | null;
           /** @description At most 20 */
           roles?: components["schemas"]["RoleInput"][] | null;
@@ -1815,7 +1955,10 @@ export interface operations {
           models?: components["schemas"]["ModelInput"][];
           /** @description At most 100; `name` unique */
           tools?: components["schemas"]["ToolInput"][];
-          endpoint?: components["schemas"]["EndpointPatchInput"];
+          /** @description Required unless the agent ships as at least one package */
+          endpoint?: components["schemas"]["EndpointPatchInput"] | null;
+          /** @description At most 10 packages an MCP client starts */
+          packages?: components["schemas"]["PackageInput"][];
           policy?: components["schemas"]["PolicyPatchInput"] | null;
           /** @description At most 20 */
           roles?: components["schemas"]["RoleInput"][];
@@ -1848,7 +1991,10 @@ export interface operations {
           models?: components["schemas"]["ModelInput"][];
           /** @description At most 100; `name` unique */
           tools?: components["schemas"]["ToolInput"][];
-          endpoint?: components["schemas"]["EndpointPatchInput"];
+          /** @description Required unless the agent ships as at least one package */
+          endpoint?: components["schemas"]["EndpointPatchInput"] | null;
+          /** @description At most 10 packages an MCP client starts */
+          packages?: components["schemas"]["PackageInput"][];
           policy?: components["schemas"]["PolicyPatchInput"] | null;
           /** @description At most 20 */
           roles?: components["schemas"]["RoleInput"][];

@@ -35,6 +35,8 @@ export type EnumListsMatchTheApi = AllTrue<
     Same<typeof provider.AUTH_SCHEMES, Schemas["AuthScheme"]>,
     Same<typeof provider.HUMAN_OVERSIGHT, Schemas["HumanOversight"]>,
     Same<typeof provider.ROLE_KINDS, Schemas["RoleKind"]>,
+    Same<typeof provider.PACKAGE_REGISTRIES, Schemas["PackageRegistry"]>,
+    Same<typeof provider.PACKAGE_TRANSPORTS, Schemas["TransportType"]>,
     Within<typeof review.ACTIVE_STATUSES, Schemas["ReviewStatus"]>,
     Same<typeof review.PRIORITIES, Schemas["ReviewPriority"]>,
   ]

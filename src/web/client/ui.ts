@@ -16,6 +16,14 @@ const SPELLED: Record<string, string> = {
   API_KEY: "API key",
   OAUTH2: "OAuth 2",
   MTLS: "mTLS",
+  NPM: "npm",
+  PYPI: "PyPI",
+  OCI: "OCI",
+  NUGET: "NuGet",
+  MCPB: "MCPB",
+  STDIO: "stdio",
+  STREAMABLE_HTTP: "Streamable HTTP",
+  SSE: "SSE",
 };
 
 /** `TOOL_SERVER` → `Tool server`. */

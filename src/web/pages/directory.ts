@@ -164,7 +164,9 @@ function card(item: ProviderSummary): HTMLElement {
         "p",
         { class: "badges" },
         badge(humanize(item.agentType), "neutral", "Agent type"),
-        badge(humanize(item.endpoint.protocol), "neutral", "Protocol"),
+        item.endpoint
+          ? badge(humanize(item.endpoint.protocol), "neutral", "Protocol")
+          : badge("Packages", "neutral", "Ships as packages a client starts; no endpoint"),
         tierBadge(item.trustTier),
         // In words, not only colour, as on the profile; the summary carries the flag (no extra request).
         item.publisherVerified

@@ -11,6 +11,8 @@ import {
   AUTH_SCHEMES,
   HUMAN_OVERSIGHT,
   MODEL_ROLES,
+  PACKAGE_REGISTRIES,
+  PACKAGE_TRANSPORTS,
   PROTOCOLS,
   ROLE_KINDS,
   TOOL_KINDS,
@@ -47,11 +49,9 @@ const agentType = select("agentType", AGENT_TYPES, "Choose a type…");
 agentType.required = true;
 const visibility = select("visibility", VISIBILITIES, undefined, "PUBLIC");
 const contactEmail = input("contactEmail", { type: "email", autocomplete: "email", required: true, spellcheck: false });
-const endpointUrl = input("endpoint.url", { type: "url", required: true, spellcheck: false, placeholder: "https://" });
+const endpointUrl = input("endpoint.url", { type: "url", spellcheck: false, placeholder: "https://" });
 const protocol = select("endpoint.protocol", PROTOCOLS, "Choose a protocol…");
-protocol.required = true;
 const authScheme = select("endpoint.authScheme", AUTH_SCHEMES, "Choose a scheme…");
-authScheme.required = true;
 const healthUrl = input("endpoint.healthUrl", { type: "url", spellcheck: false, placeholder: "https://" });
 const oversight = select("policy.humanOversight", HUMAN_OVERSIGHT, "Not stated");
 const retention = input("policy.dataRetentionDays", {
@@ -88,7 +88,7 @@ void updateCodeHint();
 // ---------------------------------------------------------------- repeatable lists
 
 interface ListSpec {
-  key: "capabilities" | "models" | "tools" | "roles";
+  key: "capabilities" | "models" | "tools" | "packages" | "roles";
   title: string;
   singular: string;
   max: number;
@@ -203,6 +203,76 @@ const LISTS: ListSpec[] = [
     }),
   },
   {
+    key: "packages",
+    title: "Packages",
+    singular: "package",
+    max: 10,
+    intro:
+      "For an MCP server that clients start themselves: where it is published and what it needs. Name each environment variable and say what it is for; never type a secret's value here.",
+    fields: () => [
+      h(
+        "div",
+        { class: "grid-2" },
+        field("Registry", named(select("", PACKAGE_REGISTRIES, "Choose a registry…"), "registryType"), undefined, true),
+        field("Transport", named(select("", PACKAGE_TRANSPORTS, undefined, "STDIO"), "transport"), undefined, true),
+      ),
+      field(
+        "Identifier",
+        named(input("", { spellcheck: false, placeholder: "@scope/server-name" }), "identifier"),
+        "The package's name in its registry; for OCI the image with its tag; for MCPB the bundle's https: URL.",
+        true,
+      ),
+      h(
+        "div",
+        { class: "grid-2" },
+        field(
+          "Version",
+          named(input("", { spellcheck: false, placeholder: "1.2.3" }), "version"),
+          "One release, not a range. Not for OCI.",
+        ),
+        field("Bundle SHA-256", named(input("", { spellcheck: false, maxlength: 64 }), "fileSha256"), "MCPB only."),
+      ),
+      field(
+        "Transport URL",
+        named(input("", { spellcheck: false, placeholder: "http://localhost:{port}/mcp" }), "url"),
+        "Streamable HTTP and SSE only: where the started package listens.",
+      ),
+      field(
+        "Environment variables",
+        named(textarea("", { spellcheck: false, placeholder: "API_KEY: The service's API key" }), "variables"),
+        "One per line: NAME, optionally followed by a colon and what it is for.",
+      ),
+      h(
+        "div",
+        { class: "grid-2" },
+        field("Required variables", named(input("", { spellcheck: false }), "required"), "Names, comma-separated."),
+        field("Secret variables", named(input("", { spellcheck: false }), "secret"), "Names, comma-separated."),
+      ),
+    ],
+    read: (row) => {
+      const required = new Set(splitList(fieldValue(row, "required")));
+      const secret = new Set(splitList(fieldValue(row, "secret")));
+      const variables = splitList(fieldValue(row, "variables"), /\r?\n/).map((line) => {
+        const [name = "", ...rest] = line.split(":");
+        const purpose = rest.join(":").trim();
+        return dropUndefined({
+          name: name.trim(),
+          description: purpose || undefined,
+          isRequired: required.has(name.trim()) || undefined,
+          isSecret: secret.has(name.trim()) || undefined,
+        });
+      });
+      return {
+        registryType: fieldValue(row, "registryType") || undefined,
+        identifier: fieldValue(row, "identifier"),
+        version: optionalValue(row, "version"),
+        fileSha256: optionalValue(row, "fileSha256"),
+        transport: dropUndefined({ type: fieldValue(row, "transport") || undefined, url: optionalValue(row, "url") }),
+        environmentVariables: variables.length ? variables : undefined,
+      };
+    },
+  },
+  {
     key: "roles",
     title: "People and roles",
     singular: "role",
@@ -299,6 +369,16 @@ function section(title: string, intro: Child, ...children: Child[]): HTMLElement
   );
 }
 
+const endpointSection = section(
+  "Endpoint",
+  "Where the agent answers; leave it empty for an MCP server that ships only as packages (below). URLs must be https: (http: only for localhost).",
+  field("Endpoint URL", endpointUrl),
+  h("div", { class: "grid-2" }, field("Protocol", protocol), field("Authentication", authScheme)),
+  field("Health check URL", healthUrl, "Optional."),
+);
+// A problem of the endpoint as a whole (none given, and no package either) is shown beside the section.
+endpointSection.dataset.path = "endpoint";
+
 const summaryBox = h("div", { class: "error-summary", role: "alert", tabindex: -1, hidden: true });
 const submit = h("button", { type: "submit", class: "button primary" }, "Submit for review");
 const submitStatus = new Status();
@@ -328,18 +408,8 @@ const form = h(
     field("Labels", labels, "Optional. Up to 20, comma-separated; a-z, 0-9, . _ - (stored lower-case)."),
   ),
   section("Contact", "Shown only to you and to reviewers.", field("Contact email", contactEmail, undefined, true)),
-  section(
-    "Endpoint",
-    "Where the agent answers. URLs must be https: (http: only for localhost).",
-    field("Endpoint URL", endpointUrl, undefined, true),
-    h(
-      "div",
-      { class: "grid-2" },
-      field("Protocol", protocol, undefined, true),
-      field("Authentication", authScheme, undefined, true),
-    ),
-    field("Health check URL", healthUrl, "Optional."),
-  ),
+  endpointSection,
+  listOf("packages").element,
   listOf("capabilities").element,
   listOf("models").element,
   listOf("tools").element,
@@ -392,6 +462,12 @@ const lines = (control: HTMLTextAreaElement): string[] | undefined => {
 /** The JSON body of POST /api/v1/providers, as the form stands: empty optional fields left out. */
 function readBody(): Record<string, unknown> {
   const labelList = splitList(labels.value);
+  const endpoint = dropUndefined({
+    url: optional(endpointUrl),
+    protocol: optional(protocol),
+    authScheme: optional(authScheme),
+    healthUrl: optional(healthUrl),
+  });
   const policy = dropUndefined({
     humanOversight: optional(oversight),
     dataRetentionDays: numberValue(retention),
@@ -413,12 +489,8 @@ function readBody(): Record<string, unknown> {
     capabilities: listOf("capabilities").read(),
     models: listOf("models").read(),
     tools: listOf("tools").read(),
-    endpoint: dropUndefined({
-      url: endpointUrl.value.trim(),
-      protocol: optional(protocol),
-      authScheme: optional(authScheme),
-      healthUrl: optional(healthUrl),
-    }),
+    endpoint: Object.keys(endpoint).length ? endpoint : undefined,
+    packages: listOf("packages").read(),
     policy: Object.keys(policy).length ? policy : undefined,
     roles: listOf("roles").read(),
   });

@@ -146,12 +146,15 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
     ),
     h("h1", null, p.name),
     h("p", { class: "code" }, p.providerCode),
-    h(
-      "p",
-      { class: "profile-links" },
-      h("a", { href: `/api/v1/providers/${encoded}/agent-card.json`, type: "application/json" }, "Agent card"),
-      " (A2A v1.0, JSON)",
-    ),
+    // An A2A card names where the agent answers: one that ships only as packages has none.
+    p.endpoint
+      ? h(
+          "p",
+          { class: "profile-links" },
+          h("a", { href: `/api/v1/providers/${encoded}/agent-card.json`, type: "application/json" }, "Agent card"),
+          " (A2A v1.0, JSON)",
+        )
+      : null,
     h("p", { class: "lede" }, p.summary),
     lifecycleNotice(p),
     p.predecessors?.length
@@ -190,6 +193,7 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
   const sections: [string, string][] = [
     ["about", "About"],
     ["endpoint", "Endpoint"],
+    ["packages", "Packages"],
     ["capabilities", "Capabilities"],
     ["models", "Models"],
     ["tools", "Tools"],
@@ -230,12 +234,75 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
   const endpoint = section(
     "endpoint",
     "Endpoint",
-    facts([
-      ["URL", external(p.endpoint.url)],
-      ["Protocol", humanize(p.endpoint.protocol)],
-      ["Authentication", humanize(p.endpoint.authScheme)],
-      ["Health check", external(p.endpoint.healthUrl) ?? "—"],
-    ]),
+    p.endpoint
+      ? facts([
+          ["URL", external(p.endpoint.url)],
+          ["Protocol", humanize(p.endpoint.protocol)],
+          ["Authentication", humanize(p.endpoint.authScheme)],
+          ["Health check", external(p.endpoint.healthUrl) ?? "—"],
+        ])
+      : none("No endpoint: the agent ships as the packages below, which a client starts itself."),
+  );
+
+  // How to run each package: the command line, the variables it reads (never their values), its transport.
+  const packages = section(
+    "packages",
+    "Packages",
+    p.packages.length
+      ? h(
+          "ul",
+          { class: "packages" },
+          p.packages.map((pkg) =>
+            h(
+              "li",
+              { class: "package" },
+              h(
+                "h3",
+                null,
+                humanize(pkg.registryType),
+                " ",
+                h("code", null, pkg.version ? `${pkg.identifier}@${pkg.version}` : pkg.identifier),
+              ),
+              pkg.runCommand
+                ? h(
+                    "pre",
+                    { class: "run-command", "aria-label": "Command line", tabindex: 0 },
+                    h("code", null, pkg.runCommand),
+                  )
+                : h(
+                    "p",
+                    null,
+                    "Download the bundle, check its SHA-256 ",
+                    h("code", null, pkg.fileSha256 ?? ""),
+                    ", then open it in an MCP client.",
+                  ),
+              facts([
+                [
+                  "Transport",
+                  pkg.transport.url
+                    ? [humanize(pkg.transport.type), " at ", h("code", null, pkg.transport.url)]
+                    : humanize(pkg.transport.type),
+                ],
+                ["Registry", external(pkg.registryBaseUrl) ?? "The public one"],
+              ]),
+              pkg.environmentVariables.length
+                ? table(
+                    "Environment variables",
+                    ["Variable", "Needed", "What it is"],
+                    pkg.environmentVariables.map((v) => [
+                      h("code", null, v.name),
+                      [v.isRequired ? "Required" : "Optional", v.isSecret ? ", secret" : ""].join(""),
+                      [
+                        v.description ?? "",
+                        v.default !== null && v.default !== undefined ? ` (default ${v.default})` : "",
+                      ].join(""),
+                    ]),
+                  )
+                : none("It reads no environment variables."),
+            ),
+          ),
+        )
+      : none(p.endpoint ? "None: the agent is reached at its endpoint." : "None."),
   );
 
   const capabilities = section(
@@ -370,6 +437,7 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
     toc,
     about,
     endpoint,
+    packages,
     capabilities,
     models,
     tools,

@@ -373,6 +373,28 @@ function dashboard(token: string): void {
             ? badge("Verified domain", "good", "The endpoint's domain is verified")
             : badge("Domain not verified", "warn", "Approving needs a note"),
         ),
+        // What a reviewer approves a client to start: each package and the variables it reads.
+        review.providerPackages.length
+          ? h(
+              "ul",
+              { class: "review-packages", "aria-label": "Packages" },
+              review.providerPackages.map((pkg) =>
+                h(
+                  "li",
+                  null,
+                  badge(humanize(pkg.registryType), "neutral", "Package registry"),
+                  " ",
+                  h("code", null, pkg.version ? `${pkg.identifier}@${pkg.version}` : pkg.identifier),
+                  pkg.environmentVariables.length
+                    ? [
+                        " · reads ",
+                        pkg.environmentVariables.map((v) => `${v.name}${v.isSecret ? " (secret)" : ""}`).join(", "),
+                      ]
+                    : null,
+                ),
+              ),
+            )
+          : null,
         h(
           "p",
           { class: "meta" },

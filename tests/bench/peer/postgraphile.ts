@@ -125,7 +125,7 @@ export function installPeer(root: string): string {
 export const PEER_DETAIL_QUERY = `query PeerDetail($code: String!) {
   providerByProviderCode(providerCode: $code) {
     providerCode name summary description homepageUrl labels agentType visibility
-    capabilities models tools endpoint policy roles trustTier reviewStage
+    capabilities models tools endpoint packages policy roles trustTier reviewStage
     version createdAt updatedAt lifecycle lifecycleMessage successorCode cardSignature
     reviewEventsByProviderId(orderBy: ROW_ID_ASC) { nodes { at kind actor } }
     domainVerificationsByProviderId(condition: { state: "VERIFIED" }, orderBy: ROW_ID_ASC) {
@@ -233,6 +233,8 @@ const CAPABILITY = ["key", "name", "description", "tags", "inputModes", "outputM
 const MODEL = ["vendor", "model", "role", "contextWindow"];
 const TOOL = ["name", "kind", "description", "scopes"];
 const ENDPOINT = ["url", "protocol", "authScheme", "healthUrl"];
+// A package compared by what names it; its variables and arguments are the same JSON either way.
+const PACKAGE = ["registryType", "identifier", "version", "fileSha256"];
 const POLICY = [
   "dataRetentionDays",
   "humanOversight",
@@ -323,6 +325,7 @@ function serviceDetail(p: Obj): Obj {
     models: field("models", (v) => picks(v, MODEL, "models")),
     tools: field("tools", (v) => picks(v, TOOL, "tools")),
     endpoint: field("endpoint", (v) => pick(v, ENDPOINT, "endpoint")),
+    packages: field("packages", (v) => picks(v, PACKAGE, "packages")),
     policy: field("policy", (v) => pick(v, POLICY, "policy")),
     roles: field("roles", (v) => picks(v, ROLE, "roles")),
     cardSignature: field("cardSignature", (v) => pick(v, CARD_SIGNATURE, "cardSignature")),
@@ -371,6 +374,7 @@ function peerDetail(answer: unknown): Obj {
     models: picks(p.models, MODEL, "models"),
     tools: picks(p.tools, TOOL, "tools"),
     endpoint: pick(p.endpoint, ENDPOINT, "endpoint"),
+    packages: picks(p.packages, PACKAGE, "packages"),
     policy: pick(p.policy, POLICY, "policy"),
     roles: picks(p.roles, ROLE, "roles"),
     cardSignature: pick(p.cardSignature, CARD_SIGNATURE, "cardSignature"),
