@@ -27,6 +27,8 @@ import {
   AgentType,
   IntakeResultRef,
   LifecycleEnum,
+  PackageRegistryEnum,
+  PackageTransportEnum,
   ProviderPageRef,
   ProviderRef,
   ProviderSummaryRef,
@@ -47,13 +49,22 @@ builder.queryFields((t) => ({
     args: {
       search: t.arg.string({
         description:
-          "Words that must all appear, as words or word prefixes, in code, name, summary, description or labels (case and accents ignored)",
+          "Words that must all appear, as words or word prefixes, in code, name, summary, description, labels or package identifiers (case and accents ignored)",
       }),
       agentType: t.arg({ type: AgentType }),
       visibility: t.arg({ type: Visibility }),
       trustTier: t.arg({ type: TrustTier }),
       reviewStage: t.arg({ type: ReviewStage }),
       labels: t.arg.stringList({ description: "Providers carrying all of these labels (comma-separated in REST)" }),
+      packageRegistry: t.arg({
+        type: PackageRegistryEnum,
+        description: "Providers shipping at least one package from this registry",
+      }),
+      transport: t.arg({
+        type: PackageTransportEnum,
+        description:
+          "Providers shipping at least one package a client talks to over this transport (with packageRegistry: the same package)",
+      }),
       limit: t.arg.int({ description: "Page size, 1–100 (default 20)" }),
       cursor: t.arg.string({ description: "The nextCursor of the previous page" }),
       ...changeFeedArgs(t),
@@ -73,6 +84,16 @@ builder.queryFields((t) => ({
         ...(args.visibility ? [{ visibility: args.visibility }] : []),
         ...(args.trustTier ? [{ trustTier: args.trustTier }] : []),
         ...(args.reviewStage ? [{ reviewStage: args.reviewStage }] : []),
+        // Both given: one package from that registry over that transport.
+        ...(args.packageRegistry || args.transport
+          ? [
+              {
+                packageIndex: {
+                  some: { registryType: args.packageRegistry ?? undefined, transport: args.transport ?? undefined },
+                },
+              },
+            ]
+          : []),
         ...lifecycleFilters({ includeRetired: args.includeRetired, since }),
       ];
       if (words.length > 0) {
@@ -86,6 +107,8 @@ builder.queryFields((t) => ({
             args.visibility,
             args.trustTier,
             args.reviewStage,
+            args.packageRegistry,
+            args.transport,
             Boolean(args.includeRetired),
             since?.toISOString(),
           ],

@@ -1,13 +1,14 @@
 /**
  * The providers list's statements (API.md §4 "Lists"): a plain page, newest change first, and
  * full-text search, on the index the database keeps itself
- * (prisma/migrations/<dialect>/20261121020000_search, 20261121030000_search_prefix):
+ * (prisma/migrations/<dialect>/20261121020000_search, 20261121030000_search_prefix,
+ * 20261130000100_package_discovery):
  *
  * - SQLite: the FTS5 table `provider_search` (rowid = providers.id; columns providerCode, name,
- *   labels, summary, description; tokenizer unicode61 remove_diacritics 2; prefix indexes of 1–8
- *   characters), ranked by a field-weighted score (scoreSql).
- * - PostgreSQL: the generated column providers."searchVector" (weights A code/name, B labels,
- *   C summary, D description) with its GIN index, ranked by ts_rank_cd().
+ *   labels, packages (their identifiers), summary, description; tokenizer unicode61 remove_diacritics
+ *   2; prefix indexes of 1–8 characters), ranked by a field-weighted score (scoreSql).
+ * - PostgreSQL: the generated column providers."searchVector" (weights A code/name, B labels and
+ *   package identifiers, C summary, D description) with its GIN index, ranked by ts_rank_cd().
  *
  * User text never reaches either query language: it is cut into words of letters and digits only
  * (the same split both tokenizers make), and each word becomes a quoted prefix term (`"rout"*` for
@@ -141,7 +142,29 @@ function columnSql(column: Prisma.Sql, key: string, value: unknown): Prisma.Sql 
   return parts.length ? Prisma.join(parts, " AND ") : Prisma.sql`1=1`;
 }
 
-/** The providers table as `p`; `labelIndex: { some: { label } }` is the labels-all-of filter. */
+/**
+ * A relation filter `{ some: { <column>: value, … } }` on an index of the providers' lists (rows
+ * keyed by providerId), as an EXISTS of one row holding every value given (an undefined one: any).
+ */
+function indexFilter(table: string, columns: readonly string[]) {
+  return (value: unknown, alias: string): Prisma.Sql => {
+    const some = (value as { some?: unknown } | null)?.some as Record<string, unknown> | undefined;
+    if (Object.keys(value as object).length !== 1 || !some) unsupported(`this filter on ${table}`);
+    const conditions = Object.entries(some)
+      .filter(([, wanted]) => wanted !== undefined)
+      .map(([column, wanted]) => {
+        if (!columns.includes(column) || typeof wanted !== "string") unsupported(`${table}.${column}`);
+        return Prisma.sql` AND i.${Prisma.raw(`"${column}"`)} = ${wanted}`;
+      });
+    if (conditions.length === 0) unsupported(`an empty filter on ${table}`);
+    return Prisma.sql`EXISTS (SELECT 1 FROM ${Prisma.raw(`"${table}"`)} AS i WHERE i."providerId" = ${Prisma.raw(`"${alias}"."id"`)}${Prisma.join(conditions, "")})`;
+  };
+}
+
+/**
+ * The providers table as `p`; `labelIndex: { some: { label } }` is the labels-all-of filter,
+ * `packageIndex: { some: { registryType } }` (or `transport`) a package filter.
+ */
 export function providersTable(alias = "p"): SqlTable {
   return {
     alias,
@@ -157,17 +180,8 @@ export function providersTable(alias = "p"): SqlTable {
       "updatedAt",
     ]),
     relations: {
-      labelIndex: (value, a) => {
-        const some = (value as { some?: unknown } | null)?.some as Record<string, unknown> | undefined;
-        const label = some?.label;
-        if (
-          Object.keys(value as object).length !== 1 ||
-          Object.keys(some ?? {}).length !== 1 ||
-          typeof label !== "string"
-        )
-          unsupported("this labelIndex filter");
-        return Prisma.sql`EXISTS (SELECT 1 FROM "provider_labels" AS pl WHERE pl."providerId" = ${Prisma.raw(`"${a}"."id"`)} AND pl."label" = ${label})`;
-      },
+      labelIndex: indexFilter("provider_labels", ["label"]),
+      packageIndex: indexFilter("provider_packages", ["registryType", "transport"]),
     },
   };
 }

@@ -230,6 +230,30 @@ export async function replaceLabels(tx: Queryable, providerId: number, labels: r
   await queryRows(tx, Prisma.sql`INSERT INTO "provider_labels" ("providerId", "label") VALUES ${Prisma.join(rows)}`);
 }
 
+/** A provider's rows of the package index: each (registry, transport) pair of its packages, once. */
+export function packageKinds(
+  packages: readonly { registryType: string; transport: { type: string } }[],
+): { registryType: string; transport: string }[] {
+  const kinds = packages.map((p) => ({ registryType: p.registryType, transport: p.transport.type }));
+  return [...new Map(kinds.map((k) => [`${k.registryType} ${k.transport}`, k])).values()];
+}
+
+/** Replaces the provider's rows of the package index (what the packageRegistry and transport filters read). */
+export async function replacePackageKinds(
+  tx: Queryable,
+  providerId: number,
+  packages: Parameters<typeof packageKinds>[0],
+): Promise<void> {
+  await queryRows(tx, Prisma.sql`DELETE FROM "provider_packages" WHERE "providerId" = ${providerId}`);
+  const kinds = packageKinds(packages);
+  if (kinds.length === 0) return;
+  const rows = kinds.map((k) => Prisma.sql`(${providerId}, ${k.registryType}, ${k.transport})`);
+  await queryRows(
+    tx,
+    Prisma.sql`INSERT INTO "provider_packages" ("providerId", "registryType", "transport") VALUES ${Prisma.join(rows)}`,
+  );
+}
+
 /** What a lifecycle change needs to know of the provider it names as successor. */
 export interface SuccessorRow {
   id: number;

@@ -31,7 +31,9 @@ import {
   claimVersion,
   insertEvents,
   type ProviderRow,
+  packageKinds,
   replaceLabels,
+  replacePackageKinds,
   setColumns,
 } from "./provider.store.ts";
 
@@ -127,6 +129,7 @@ export async function intakeProvider(
             ...(recorded as Prisma.ProviderCreateInput),
             providerCode,
             labelIndex: { create: profile.labels.map((label) => ({ label })) },
+            packageIndex: { create: packageKinds(profile.packages) },
             versions: {
               create: { version: 1, actor, changedFields: [...OWNER_FIELDS], snapshot: snapshotOf(profile) },
             },
@@ -199,6 +202,7 @@ export async function patchProvider<R>(
 
     await setColumns(tx, row.id, Object.fromEntries(Object.keys(input.patch).map((f) => [f, after[f as OwnerField]])));
     if (changed.includes("labels")) await replaceLabels(tx, row.id, after.labels);
+    if (changed.includes("packages")) await replacePackageKinds(tx, row.id, after.packages);
     // A verified domain vouches for the endpoint's host only: one the endpoint left (or every one,
     // when the endpoint is gone) is removed.
     if (changed.includes("endpoint")) {

@@ -519,6 +519,10 @@ describe("the directory", () => {
         name: `${word} item${i}`,
         labels: [label],
         agentType: i === 0 ? "TOOL_SERVER" : "ASSISTANT",
+        packages:
+          i === 0
+            ? [{ registryType: "NPM", identifier: "@acme/pangolin", version: "1.0.0", transport: { type: "STDIO" } }]
+            : undefined,
       });
       await approve(p.providerCode, i === 0 ? "OFFICIAL" : undefined);
       codes.push(p.providerCode);
@@ -544,6 +548,18 @@ describe("the directory", () => {
     await page.getByText("1 agent on page 1.").waitFor(WAIT);
     expect(new URL(page.url()).searchParams.get("trustTier")).toBe("OFFICIAL");
     await page.getByLabel("Trust tier").selectOption({ label: "Any tier" });
+    await page.getByText("20 agents on page 1; more on the next page.").waitFor(WAIT);
+    // How it ships: one agent has an npm package over stdio.
+    await page.getByLabel("Package registry").selectOption({ label: "npm" });
+    await page.getByText("1 agent on page 1.").waitFor(WAIT);
+    expect(await page.locator(".card .code").allTextContents()).toEqual([codes[0]]);
+    await page.getByLabel("Transport").selectOption({ label: "Streamable HTTP" });
+    await page.getByRole("heading", { name: "No agents match" }).waitFor(WAIT);
+    await page.getByLabel("Transport").selectOption({ label: "stdio" });
+    await page.getByText("1 agent on page 1.").waitFor(WAIT);
+    expect(new URL(page.url()).searchParams.get("transport")).toBe("STDIO");
+    await page.getByLabel("Package registry").selectOption({ label: "Any registry" });
+    await page.getByLabel("Transport").selectOption({ label: "Any transport" });
     await page.getByText("20 agents on page 1; more on the next page.").waitFor(WAIT);
 
     // Typing a word asks once, after the pause, not once a key.

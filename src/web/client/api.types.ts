@@ -638,6 +638,16 @@ export interface components {
     TrustTier: "UNVERIFIED" | "VERIFIED" | "TRUSTED" | "OFFICIAL";
     /** @enum {string} */
     ReviewStage: "SUBMITTED" | "IN_REVIEW" | "CHANGES_REQUESTED" | "APPROVED" | "REJECTED" | "SUSPENDED";
+    /**
+     * @description Where an MCP server's package is published (server.json's registryType)
+     * @enum {string}
+     */
+    PackageRegistry: "NPM" | "PYPI" | "OCI" | "NUGET" | "MCPB";
+    /**
+     * @description How a client talks to the package it started: over stdio, or over HTTP at the transport's url
+     * @enum {string}
+     */
+    TransportType: "STDIO" | "STREAMABLE_HTTP" | "SSE";
     ProviderPage: {
       items: components["schemas"]["ProviderSummary"][];
       /** @description null on the last page */
@@ -734,22 +744,12 @@ export interface components {
       /** @description Arguments of the package itself */
       packageArguments?: components["schemas"]["PackageArgumentInput"][] | null;
     };
-    /**
-     * @description Where an MCP server's package is published (server.json's registryType)
-     * @enum {string}
-     */
-    PackageRegistry: "NPM" | "PYPI" | "OCI" | "NUGET" | "MCPB";
     PackageTransportInput: {
       type: components["schemas"]["TransportType"];
       /** @description Required for STREAMABLE_HTTP and SSE; {name} marks a value the client fills in */
       url?: string | null;
       headers?: components["schemas"]["PackageVariableInput"][] | null;
     };
-    /**
-     * @description How a client talks to the package it started: over stdio, or over HTTP at the transport's url
-     * @enum {string}
-     */
-    TransportType: "STDIO" | "STREAMABLE_HTTP" | "SSE";
     PackageVariableInput: {
       name: string;
       description?: string | null;
@@ -1739,7 +1739,7 @@ export interface operations {
   providers: {
     parameters: {
       query?: {
-        /** @description Words that must all appear, as words or word prefixes, in code, name, summary, description or labels (case and accents ignored) */
+        /** @description Words that must all appear, as words or word prefixes, in code, name, summary, description, labels or package identifiers (case and accents ignored) */
         search?: string;
         agentType?: components["schemas"]["AgentType"];
         visibility?: components["schemas"]["Visibility"];
@@ -1747,6 +1747,10 @@ export interface operations {
         reviewStage?: components["schemas"]["ReviewStage"];
         /** @description Providers carrying all of these labels (comma-separated in REST) */
         labels?: string[];
+        /** @description Providers shipping at least one package from this registry */
+        packageRegistry?: components["schemas"]["PackageRegistry"];
+        /** @description Providers shipping at least one package a client talks to over this transport (with packageRegistry: the same package) */
+        transport?: components["schemas"]["TransportType"];
         /** @description Page size, 1–100 (default 20) */
         limit?: number;
         /** @description The nextCursor of the previous page */

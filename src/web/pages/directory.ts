@@ -6,7 +6,14 @@
  */
 import { ApiError, isAbort, query, readAsViewer } from "../client/api.ts";
 import { h, mainElement, replace } from "../client/dom.ts";
-import { AGENT_TYPES, REVIEW_STAGES, TRUST_TIERS, VISIBILITIES } from "../client/enums.ts";
+import {
+  AGENT_TYPES,
+  PACKAGE_REGISTRIES,
+  PACKAGE_TRANSPORTS,
+  REVIEW_STAGES,
+  TRUST_TIERS,
+  VISIBILITIES,
+} from "../client/enums.ts";
 import { lifecycleBadge, lifecycleNotice } from "../client/lifecycle.ts";
 import type { ProviderPage, ProviderSummary, Query } from "../client/types.ts";
 import {
@@ -32,6 +39,8 @@ const FILTERS = [
   "trustTier",
   "reviewStage",
   "labels",
+  "packageRegistry",
+  "transport",
   "includeRetired",
 ] as const satisfies readonly (keyof Query<"/api/v1/providers">)[];
 type Filter = (typeof FILTERS)[number];
@@ -46,7 +55,7 @@ const search = h("input", {
   maxlength: 200,
   autocomplete: "off",
   spellcheck: false,
-  placeholder: "Name, code, summary or label",
+  placeholder: "Name, code, summary, label or package",
   value: initial("search"),
 });
 const select = (name: Filter, values: readonly string[], any: string) =>
@@ -55,6 +64,8 @@ const agentType = select("agentType", AGENT_TYPES, "Any type");
 const visibility = select("visibility", VISIBILITIES, "Any visibility");
 const trustTier = select("trustTier", TRUST_TIERS, "Any tier");
 const reviewStage = select("reviewStage", REVIEW_STAGES, "Any stage");
+const packageRegistry = select("packageRegistry", PACKAGE_REGISTRIES, "Any registry");
+const transport = select("transport", PACKAGE_TRANSPORTS, "Any transport");
 const labels = h("input", {
   type: "text",
   name: "labels",
@@ -73,6 +84,8 @@ const controls: Record<Exclude<Filter, "includeRetired">, HTMLInputElement | HTM
   trustTier,
   reviewStage,
   labels,
+  packageRegistry,
+  transport,
 };
 
 const status = new Status();
@@ -95,6 +108,8 @@ const form = h(
     field("Review stage", reviewStage),
     field("Visibility", visibility),
     field("Labels", labels, "Comma-separated; agents must carry all of them."),
+    field("Package registry", packageRegistry, "MCP servers shipping a package from it."),
+    field("Transport", transport, "With a registry: one package from it over this transport."),
     h("label", { class: "check" }, includeRetired, " Include retired agents"),
   ),
   h(
@@ -292,7 +307,7 @@ function restart(): void {
 const typed = debounce(restart, 300);
 search.addEventListener("input", typed);
 labels.addEventListener("input", typed);
-for (const control of [agentType, visibility, trustTier, reviewStage, includeRetired]) {
+for (const control of [agentType, visibility, trustTier, reviewStage, packageRegistry, transport, includeRetired]) {
   control.addEventListener("change", restart);
 }
 function clearFilters(): void {
