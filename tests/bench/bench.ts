@@ -212,7 +212,14 @@ function removeBenchWrites(path: string, size: number): void {
 }
 
 /** The tables holding the benchmark's writes by `providerId`, children first; then `reviews` and `providers`. */
-const WRITTEN = ["review_events", "provider_versions", "access_tokens", "provider_labels", "events"];
+const WRITTEN = [
+  "review_events",
+  "provider_versions",
+  "access_tokens",
+  "provider_labels",
+  "provider_packages",
+  "events",
+];
 
 /** removeBenchWrites on PostgreSQL, then VACUUM, so the next run reads the tables as seeded. */
 async function removePgBenchWrites(url: string, size: number): Promise<void> {
