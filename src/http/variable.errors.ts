@@ -112,24 +112,23 @@ export function withoutRefusedValues(args: ExecutionArgs, result: ExecutionResul
   return { ...result, errors };
 }
 
+/** Replaces a single result's refused-value errors (a stream's events are left as they are). */
+function rebuildOf(args: ExecutionArgs) {
+  return ({
+    result,
+    setResult,
+  }: {
+    result: ExecutionResult | AsyncIterable<unknown>;
+    setResult: (r: ExecutionResult) => void;
+  }) => {
+    if (Symbol.asyncIterator in result) return;
+    const rebuilt = withoutRefusedValues(args, result);
+    if (rebuilt) setResult(rebuilt);
+  };
+}
+
 /** Every operation's variable errors, /graphql's and the REST routes' alike, without the refused values. */
 export const useVariableErrorsWithoutValues: Plugin = {
-  onExecute({ args }) {
-    return {
-      onExecuteDone({ result, setResult }) {
-        if (Symbol.asyncIterator in result) return;
-        const rebuilt = withoutRefusedValues(args, result);
-        if (rebuilt) setResult(rebuilt);
-      },
-    };
-  },
-  onSubscribe({ args }) {
-    return {
-      onSubscribeResult({ result, setResult }) {
-        if (Symbol.asyncIterator in result) return;
-        const rebuilt = withoutRefusedValues(args, result);
-        if (rebuilt) setResult(rebuilt);
-      },
-    };
-  },
+  onExecute: ({ args }) => ({ onExecuteDone: rebuildOf(args) }),
+  onSubscribe: ({ args }) => ({ onSubscribeResult: rebuildOf(args) }),
 };

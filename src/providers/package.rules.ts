@@ -3,7 +3,7 @@
  * rules: the shape of a profile's `packages`, each identifier checked against its registry's own
  * naming rules, versions that name one release, and variables that never hold a secret's value.
  * The shape follows the MCP registry's server.json (schema 2025-12-11), so a package maps to and
- * from its `packages[]` member field by field (interop/server.json.ts).
+ * from its `packages[]` member field by field.
  */
 import validateNpmName from "validate-npm-package-name";
 import { z } from "zod";
@@ -174,13 +174,7 @@ const argument = z
   .strict()
   .superRefine((a, ctx) => {
     noSecretValue(a, ctx);
-    if (a.isSecret && a.value !== null) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["value"],
-        message: "must not be set on a secret: the registry keeps no secret's value",
-      });
-    }
+    noSecretValue({ isSecret: a.isSecret, default: a.value }, ctx, "value");
     if (a.type === "NAMED" && a.name === null)
       ctx.addIssue({ code: "custom", path: ["name"], message: "is required for a NAMED argument" });
     if (a.type === "POSITIONAL" && a.name !== null) {
