@@ -1,12 +1,21 @@
 /**
  * Intake from a document another ecosystem already has: an A2A agent card (A2A v1.0, the shape
- * agent.card.ts writes) or an MCP registry `server.json` (schema 2025-12-11). One mapper per
+ * agent.card.ts writes) or an MCP registry `server.json` (schema 2025-12-11 and newer; server.json.ts
+ * writes one back). One mapper per
  * format turns the document into intake fields and says, by JSON pointer (RFC 6901), where each
  * field it used went, and which fields had no home. Pure: no database, and no network — a URL in a
  * document is copied as text, never fetched.
  */
 import type { FieldError } from "../errors.ts";
+import {
+  ARGUMENT_KINDS,
+  ENDPOINT_TRANSPORTS,
+  INPUT_FORMATS,
+  PACKAGE_REGISTRIES,
+  PACKAGE_TRANSPORTS,
+} from "../providers/provider.enums.ts";
 import { AUTH_SCHEMES } from "../providers/provider.rules.ts";
+import { fromServerJson, shortName, toServerJson } from "./server.json.ts";
 
 export const IMPORT_FORMATS = ["a2a", "mcp"] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
@@ -54,6 +63,7 @@ class Reader {
   /** Where each intake path came from, containers included: how a validation error finds its source. */
   readonly origins: MappedField[] = [];
   private readonly used = new Set<string>();
+  private readonly keys = new Set<string>();
 
   constructor(readonly document: Json) {}
 
@@ -75,6 +85,13 @@ class Reader {
     this.origins.push({ from, to });
   }
 
+  /** Records that the key of the member at `from` (not its value) went to `to`. */
+  mapKey(from: string, to: string): void {
+    this.keys.add(from);
+    this.mapped.push({ from, to });
+    this.origins.push({ from, to });
+  }
+
   /** Records where an intake path comes from without reporting a mapping (a container). */
   origin(from: string, to: string): void {
     this.origins.push({ from, to });
@@ -91,6 +108,20 @@ class Reader {
     if (typeof value !== "string") return void this.fail(to, from, "expected a string");
     this.map(from, to);
     return value;
+  }
+
+  /** true or false at `from`, mapped to `to`. */
+  boolean(from: string, to: string): boolean | undefined {
+    const value = this.at(from);
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== "boolean") return void this.fail(to, from, "expected true or false");
+    this.map(from, to);
+    return value;
+  }
+
+  /** Marks a field as read without it going anywhere: not reported as unmapped. */
+  consume(from: string): void {
+    if (this.at(from) !== undefined) this.used.add(from);
   }
 
   /** A list of strings at `from`, mapped to `to`. */
@@ -115,10 +146,11 @@ class Reader {
 
   /** The pointers of every field of the document that nothing was mapped from. */
   unmapped(): string[] {
-    const used = [...this.used];
+    // A member whose key went somewhere is walked into, even when none of its value did.
+    const marks = [...this.used, ...this.keys];
     const walk = (value: unknown, pointer: string): string[] => {
       if (this.used.has(pointer)) return [];
-      const inside = used.some((u) => u.startsWith(`${pointer}/`));
+      const inside = marks.some((u) => u === pointer || u.startsWith(`${pointer}/`));
       if (pointer !== "" && (!inside || typeof value !== "object" || value === null)) return [pointer];
       const entries: [string, unknown][] = Array.isArray(value)
         ? value.map((v, i) => [String(i), v])
@@ -238,11 +270,9 @@ function fromA2A(r: Reader): Json {
 
 // ── MCP registry server.json ────────────────────────────────────────────────────────────────────
 
-const MCP_TRANSPORTS = ["streamable-http", "sse"];
-
 /** The `authScheme` a remote's headers imply: Authorization → BEARER, an API-key header → API_KEY. */
 function authSchemeOfHeaders(r: Reader, from: string): AuthScheme {
-  const headers = r.list(from, "endpoint.authScheme") ?? [];
+  const headers = r.list(from, "endpoint.headers") ?? [];
   for (const [i, header] of headers.entries()) {
     const name = isObject(header) && typeof header.name === "string" ? header.name.toLowerCase() : "";
     const scheme: AuthScheme | null =
@@ -255,34 +285,168 @@ function authSchemeOfHeaders(r: Reader, from: string): AuthScheme {
   return "NONE";
 }
 
-function fromMcp(r: Reader): Json {
-  const input: Json = { agentType: "TOOL_SERVER" };
-  r.origin("/name", "name");
-  r.origin("/description", "summary");
-  // `title` is the display name; the reverse-DNS `name` is one only when there is no title.
-  const title = r.string("/title", "name");
-  const name = title ?? r.string("/name", "name");
-  if (name !== undefined) input.name = name;
-  describe(r, "/description", input);
-
-  r.origin("/remotes", "endpoint");
-  const remotes = r.list("/remotes", "endpoint");
-  if (!remotes?.length) {
-    r.fail(
-      "endpoint",
-      "/remotes",
-      "is required: a server.json without remotes runs locally from its packages and has no endpoint to register",
-    );
-    return input;
+/** A server.json enumeration (`streamable-http`) as the profile's (`STREAMABLE_HTTP`), if it is one of `values`. */
+function choice<T extends string>(r: Reader, from: string, to: string, values: readonly T[]): T | undefined {
+  const value = r.at(from);
+  if (value === undefined || value === null) return undefined;
+  const upper = typeof value === "string" ? fromServerJson(value) : "";
+  if (!(values as readonly string[]).includes(upper)) {
+    return void r.fail(to, from, `expected one of ${values.map(toServerJson).join(", ")}`);
   }
+  r.map(from, to);
+  return upper as T;
+}
+
+/**
+ * What server.json's `Input` says that the profile keeps. A secret's default or value is never
+ * kept, nor nested `variables`: they stay unmapped, and so are reported.
+ */
+function readInput(r: Reader, from: string, to: string, out: Json): Json {
+  const isSecret = r.boolean(`${from}/isSecret`, `${to}.isSecret`);
+  if (isSecret !== undefined) out.isSecret = isSecret;
+  const isRequired = r.boolean(`${from}/isRequired`, `${to}.isRequired`);
+  if (isRequired !== undefined) out.isRequired = isRequired;
+  const format = choice(r, `${from}/format`, `${to}.format`, INPUT_FORMATS);
+  if (format !== undefined) out.format = format;
+  for (const key of isSecret ? ["description", "placeholder"] : ["description", "placeholder", "default"]) {
+    const text = r.string(`${from}/${key}`, `${to}.${key}`);
+    if (text !== undefined) out[key] = text;
+  }
+  const choices = r.strings(`${from}/choices`, `${to}.choices`);
+  if (choices !== undefined) out.choices = choices;
+  return out;
+}
+
+/** Each object of a list, read by `item`; an item of another type is an error. */
+function objects(r: Reader, from: string, to: string, item: (from: string, to: string) => Json): Json[] | undefined {
+  return r.list(from, to)?.map((value, i) => {
+    r.origin(`${from}/${i}`, `${to}.${i}`);
+    if (!isObject(value)) {
+      r.fail(`${to}.${i}`, `${from}/${i}`, "expected an object");
+      return {};
+    }
+    return item(`${from}/${i}`, `${to}.${i}`);
+  });
+}
+
+/** An environment variable or a header (server.json's `KeyValueInput`): its `value` is never kept. */
+function readVariable(r: Reader, from: string, to: string): Json {
+  const out: Json = {};
+  const name = r.string(`${from}/name`, `${to}.name`);
+  if (name !== undefined) out.name = name;
+  return readInput(r, from, to, out);
+}
+
+function readArgument(r: Reader, from: string, to: string): Json {
+  const out: Json = {};
+  const type = choice(r, `${from}/type`, `${to}.type`, ARGUMENT_KINDS);
+  if (type !== undefined) out.type = type;
+  const secret = r.at(`${from}/isSecret`) === true;
+  for (const key of secret ? ["name", "valueHint"] : ["name", "valueHint", "value"]) {
+    const text = r.string(`${from}/${key}`, `${to}.${key}`);
+    if (text !== undefined) out[key] = text;
+  }
+  const isRepeated = r.boolean(`${from}/isRepeated`, `${to}.isRepeated`);
+  if (isRepeated !== undefined) out.isRepeated = isRepeated;
+  return readInput(r, from, to, out);
+}
+
+function readPackage(r: Reader, from: string, to: string): Json {
+  const out: Json = {};
+  const registryType = choice(r, `${from}/registryType`, `${to}.registryType`, PACKAGE_REGISTRIES);
+  if (registryType !== undefined) out.registryType = registryType;
+  for (const key of ["registryBaseUrl", "identifier", "version", "fileSha256", "runtimeHint"]) {
+    const text = r.string(`${from}/${key}`, `${to}.${key}`);
+    if (text !== undefined) out[key] = text;
+  }
+  r.origin(`${from}/transport`, `${to}.transport`);
+  if (r.at(`${from}/transport`) !== undefined) {
+    const transport: Json = {};
+    const type = choice(r, `${from}/transport/type`, `${to}.transport.type`, PACKAGE_TRANSPORTS);
+    if (type !== undefined) transport.type = type;
+    const url = r.string(`${from}/transport/url`, `${to}.transport.url`);
+    if (url !== undefined) transport.url = url;
+    const headers = objects(r, `${from}/transport/headers`, `${to}.transport.headers`, (f, t) => readVariable(r, f, t));
+    if (headers !== undefined) transport.headers = headers;
+    out.transport = transport;
+  }
+  for (const key of ["runtimeArguments", "packageArguments"]) {
+    const list = objects(r, `${from}/${key}`, `${to}.${key}`, (f, t) => readArgument(r, f, t));
+    if (list !== undefined) out[key] = list;
+  }
+  const variables = objects(r, `${from}/environmentVariables`, `${to}.environmentVariables`, (f, t) =>
+    readVariable(r, f, t),
+  );
+  if (variables !== undefined) out.environmentVariables = variables;
+  return out;
+}
+
+/** The first remote is the endpoint (the profile has one); further remotes have no home. */
+function readRemote(r: Reader): Json {
   const endpoint: Json = { protocol: "MCP" };
   const url = r.string("/remotes/0/url", "endpoint.url");
   if (url !== undefined) endpoint.url = url;
-  const type = r.at("/remotes/0/type");
-  if (typeof type === "string" && MCP_TRANSPORTS.includes(type)) r.map("/remotes/0/type", "endpoint.protocol");
-  else r.fail("endpoint.protocol", "/remotes/0/type", `expected one of ${MCP_TRANSPORTS.join(", ")}`);
+  const transport = choice(r, "/remotes/0/type", "endpoint.transport", ENDPOINT_TRANSPORTS);
+  if (transport !== undefined) endpoint.transport = transport;
   endpoint.authScheme = authSchemeOfHeaders(r, "/remotes/0/headers");
-  input.endpoint = endpoint;
+  const headers = objects(r, "/remotes/0/headers", "endpoint.headers", (f, t) => readVariable(r, f, t));
+  if (headers !== undefined) endpoint.headers = headers;
+  const variables = r.at("/remotes/0/variables");
+  if (isObject(variables)) {
+    endpoint.variables = Object.entries(variables).map(([name, value], i) => {
+      const from = `/remotes/0/variables/${escapePointer(name)}`;
+      r.mapKey(from, `endpoint.variables.${i}.name`);
+      return isObject(value) ? readInput(r, from, `endpoint.variables.${i}`, { name }) : { name };
+    });
+  } else if (variables !== undefined) {
+    r.fail("endpoint.variables", "/remotes/0/variables", "expected an object of variables by name");
+  }
+  return endpoint;
+}
+
+/** The `$schema` dates this import reads: 2025-12-11 and the drafts after it. */
+const OLDEST_SCHEMA = "2025-12-11";
+
+function fromMcp(r: Reader): Json {
+  const input: Json = { agentType: "TOOL_SERVER" };
+  const schema = r.at("/$schema");
+  const dated = typeof schema === "string" ? /\/schemas\/(\d{4}-\d{2}-\d{2})\//.exec(schema)?.[1] : undefined;
+  if (dated !== undefined && dated < OLDEST_SCHEMA) {
+    r.fail("document", "/$schema", `is server.json schema ${dated}; the registry reads ${OLDEST_SCHEMA} and newer`);
+  }
+  r.consume("/$schema");
+
+  r.origin("/name", "name");
+  r.origin("/description", "summary");
+  const serverName = r.string("/name", "serverName");
+  if (serverName !== undefined) input.serverName = serverName;
+  // `title` is the display name; without one, the name's part after its namespace is.
+  const title = r.string("/title", "name");
+  if (title !== undefined) input.name = title;
+  else if (serverName !== undefined) {
+    input.name = shortName(serverName);
+    r.map("/name", "name");
+  }
+  describe(r, "/description", input);
+  const version = r.string("/version", "releaseVersion");
+  if (version !== undefined) input.releaseVersion = version;
+  const website = r.string("/websiteUrl", "homepageUrl");
+  if (website !== undefined) input.homepageUrl = website;
+  if (r.at("/repository") !== undefined) {
+    r.origin("/repository", "repository");
+    const repository: Json = {};
+    for (const key of ["url", "source", "id", "subfolder"]) {
+      const text = r.string(`/repository/${key}`, `repository.${key}`);
+      if (text !== undefined) repository[key] = text;
+    }
+    input.repository = repository;
+  }
+
+  r.origin("/remotes", "endpoint");
+  r.origin("/packages", "packages");
+  if (r.list("/remotes", "endpoint")?.length) input.endpoint = readRemote(r);
+  const packages = objects(r, "/packages", "packages", (f, t) => readPackage(r, f, t));
+  if (packages !== undefined) input.packages = packages;
   return input;
 }
 

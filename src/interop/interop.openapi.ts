@@ -1,7 +1,9 @@
 /**
  * OpenAPI schemas for the JSON-typed fields of the interop types: A2A maps keyed by a scheme's name,
- * which GraphQL cannot type. src/http/rest/openapi.ts puts them in place of the generic "any JSON value".
+ * and server.json, whose `$schema` member no GraphQL name can spell. src/http/rest/openapi.ts puts
+ * them in place of the generic "any JSON value".
  */
+import { SERVER_DESCRIPTION_MAX, SERVER_SCHEMA_URL } from "./server.json.ts";
 
 type Json = Record<string, unknown>;
 
@@ -53,6 +55,30 @@ export const JSON_FIELD_SCHEMAS: Record<string, Record<string, Json>> = {
         required: ["list"],
         properties: { list: { type: "array", items: { type: "string" } } },
       },
+    },
+  },
+};
+
+/** Per operation answering JSON: the schema of its answer. */
+export const JSON_RESULT_SCHEMAS: Record<string, Json> = {
+  serverJson: {
+    type: "object",
+    description: `An MCP server.json: valid against ${SERVER_SCHEMA_URL}, the schema its \`$schema\` names, whose members are summarised here`,
+    required: ["$schema", "name", "description", "version"],
+    additionalProperties: true,
+    properties: {
+      $schema: { type: "string", const: SERVER_SCHEMA_URL },
+      name: {
+        type: "string",
+        description: "Reverse-DNS: the profile's serverName, else `<the registry's host, reversed>/<providerCode>`",
+      },
+      title: { type: "string", description: "The profile's name, when it is not the part of `name` after the slash" },
+      description: { type: "string", maxLength: SERVER_DESCRIPTION_MAX },
+      version: { type: "string", description: "The profile's releaseVersion, else its version as `N.0.0`" },
+      websiteUrl: { type: "string", description: "The profile's homepageUrl" },
+      repository: { type: "object", description: "The profile's repository" },
+      remotes: { type: "array", items: { type: "object" }, description: "The endpoint, when it speaks MCP" },
+      packages: { type: "array", items: { type: "object" }, description: "The profile's packages" },
     },
   },
 };

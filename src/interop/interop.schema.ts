@@ -1,17 +1,17 @@
 /**
  * Interoperability on the GraphQL schema (and so on REST, through SOFA): a provider as an A2A agent
- * card (`agentCard`), an intake from an A2A card or an MCP `server.json` (`importProvider`), and the
+ * card (`agentCard`) or an MCP server.json (`serverJson`), an intake from an A2A card or an MCP `server.json` (`importProvider`), and the
  * JSON Patch between two profile versions (`versionDiff`). The logic lives beside this file
  * (agent.card.ts, import.ts) and in providers/version.diff.ts; this file only registers it.
  */
 import { builder } from "../builder.ts";
 import { badInput, notFound } from "../errors.ts";
 import { idempotencyOf, REPLAY_NOTICE } from "../idempotency/idempotency.plugin.ts";
-import type { Profile } from "../providers/provider.rules.ts";
-import { validateIntake } from "../providers/provider.rules.ts";
+import { OWNER_FIELDS, type Profile, validateIntake } from "../providers/provider.rules.ts";
 import { submitIntake } from "../providers/provider.schema.ts";
 import { AgentType, type IntakeAnswer, IntakeAnswerRef, Visibility } from "../providers/provider.types.ts";
 import { assertVisible, isPrivileged } from "../providers/provider.visibility.ts";
+import { profileOf } from "../providers/provider.write.ts";
 import { type PatchOperation, shownSnapshot, snapshotPatch } from "../providers/version.diff.ts";
 import { signCard } from "../trust/card.signature.ts";
 import { importedCardSignature } from "../trust/card.trust.ts";
@@ -26,6 +26,13 @@ import {
   type SecurityRequirement,
 } from "./agent.card.ts";
 import { type ImportError, type MappedField, type Mapping, mapDocument } from "./import.ts";
+import { SERVER_SCHEMA_URL, serverJsonOf } from "./server.json.ts";
+
+/** The profile's columns, to select. */
+const PROFILE_COLUMNS = Object.fromEntries(OWNER_FIELDS.map((f) => [f, true])) as Record<
+  (typeof OWNER_FIELDS)[number],
+  true
+>;
 
 // ── Agent card ──────────────────────────────────────────────────────────────────────────────────
 
@@ -153,7 +160,7 @@ export const JsonPatchOperationRef = builder.objectRef<PatchOperation>("JsonPatc
 const ImportFormatRef = builder.enumType("ImportFormat", {
   values: {
     a2a: { description: "An A2A v1.0 agent card (JSON)" },
-    mcp: { description: "An MCP registry server.json (schema 2025-12-11)" },
+    mcp: { description: "An MCP registry server.json (schema 2025-12-11 or newer)" },
   },
 });
 
@@ -236,6 +243,26 @@ builder.queryFields((t) => ({
         card.signatures = await signCard(card, signingKeys(ctx.config));
       }
       return card;
+    },
+  }),
+
+  serverJson: t.field({
+    type: "JSON",
+    nullable: true,
+    description: `A provider as an MCP registry server.json (${SERVER_SCHEMA_URL}), for whoever may see the provider; null, with a NOT_FOUND error, for anyone else and for an agent that is not an MCP server (no MCP endpoint, no packages).`,
+    args: { providerCode: t.arg.string({ required: true }) },
+    resolve: async (_root, args, ctx) => {
+      const provider = await ctx.db.provider.findUnique({
+        where: { providerCode: args.providerCode },
+        select: { id: true, reviewStage: true, providerCode: true, version: true, ...PROFILE_COLUMNS },
+      });
+      assertVisible(ctx.viewer, provider, args.providerCode);
+      const profile = profileOf(provider as never);
+      if (profile.endpoint?.protocol !== "MCP" && profile.packages.length === 0) {
+        throw notFound(`Provider "${args.providerCode}" is not an MCP server: it has no MCP endpoint and no packages`);
+      }
+      const base = ctx.config.publicUrl ?? new URL(ctx.request.url).origin;
+      return serverJsonOf({ ...profile, providerCode: provider.providerCode, version: provider.version }, base);
     },
   }),
 

@@ -1,8 +1,9 @@
 /**
- * How an MCP server ships as a package a client starts (npm, PyPI, OCI, NuGet, MCPB), as pure
+ * How an MCP server ships as a package a client starts (npm, PyPI, OCI, NuGet, MCPB, Cargo), as pure
  * rules: the shape of a profile's `packages`, each identifier checked against its registry's own
  * naming rules, versions that name one release, and variables that never hold a secret's value.
- * The shape follows the MCP registry's server.json (schema 2025-12-11), so a package maps to and
+ * The shape follows the MCP registry's server.json (schema 2025-12-11, and Cargo from its current
+ * draft), so a package maps to and
  * from its `packages[]` member field by field.
  */
 import validateNpmName from "validate-npm-package-name";
@@ -28,6 +29,7 @@ export const DEFAULT_REGISTRY_URLS: Record<PackageRegistry, string | null> = {
   NUGET: "https://api.nuget.org/v3/index.json",
   OCI: null,
   MCPB: null,
+  CARGO: "https://crates.io",
 };
 
 // PyPI (the packaging specification's name rule): letters, digits, . _ -, a letter or digit at both ends.
@@ -41,6 +43,8 @@ const OCI_REFERENCE = new RegExp(
   String.raw`^(?:(${OCI_DOMAIN})/)?(${OCI_COMPONENT}(?:/${OCI_COMPONENT})*)(?::([\w][\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?$`,
 );
 const SHA256_HEX = /^[a-f0-9]{64}$/;
+// crates.io: ASCII letters, digits, - and _, starting with a letter, at most 64.
+const CRATE_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
 /**
  * Why an identifier is not a name its registry would give a package; undefined when it is. OCI
@@ -70,6 +74,10 @@ export function identifierProblem(registry: PackageRegistry, identifier: string)
       if (tag === "latest" && !digest) return "must pin a release: the tag `latest` moves";
       return undefined;
     }
+    case "CARGO":
+      return CRATE_NAME.test(identifier)
+        ? undefined
+        : "is not a crate name: at most 64 of A-Z a-z 0-9 - _, starting with a letter";
     case "MCPB":
       return /^https:\/\/[^\s/?#]+\/\S*$/.test(identifier) && URL.canParse(identifier)
         ? undefined
@@ -139,8 +147,8 @@ function noSecretValue(value: { isSecret: boolean; default: string | null }, ctx
   }
 }
 
-/** An environment variable or an HTTP header a client sets: a name and what it is for, never its value. */
-const variable = z
+/** An environment variable, an HTTP header or a URL's variable a client sets: a name and what it is for, never its value. */
+export const variableSchema = z
   .object({
     name: z
       .string()
@@ -193,6 +201,14 @@ const argument = z
     }
   });
 
+/** A list of variables, at most MAX_VARIABLES; absent or null is none. */
+export const variables = (what: string) =>
+  z
+    .array(variableSchema)
+    .max(MAX_VARIABLES, `at most ${MAX_VARIABLES} ${what}`)
+    .nullish()
+    .transform((v) => v ?? []);
+
 const urlTemplate = z
   .string()
   .trim()
@@ -207,11 +223,7 @@ const transport = z
   .object({
     type: z.enum(PACKAGE_TRANSPORTS),
     url: urlTemplate.nullish().transform((v) => v ?? null),
-    headers: z
-      .array(variable)
-      .max(MAX_VARIABLES, `at most ${MAX_VARIABLES} headers`)
-      .nullish()
-      .transform((v) => v ?? []),
+    headers: variables("headers"),
   })
   .strict()
   .superRefine((t, ctx) => {
@@ -224,12 +236,22 @@ const transport = z
       ctx.addIssue({ code: "custom", path: ["url"], message: `is required for ${t.type}` });
   });
 
-function noDuplicate<T>(items: T[], key: (item: T) => string | null, ctx: z.RefinementCtx, path: string, what: string) {
+/** Flags the second of two items with the same key, at `[...path, index, field]`. */
+export function noDuplicate<T>(
+  items: T[],
+  key: (item: T) => string | null,
+  ctx: z.RefinementCtx,
+  path: string[],
+  field: string,
+  what = field,
+) {
   const seen = new Set<string>();
   items.forEach((item, index) => {
     const k = key(item);
     if (k === null) return;
-    if (seen.has(k)) ctx.addIssue({ code: "custom", path: [path, index, what], message: `duplicate ${what} "${k}"` });
+    if (seen.has(k)) {
+      ctx.addIssue({ code: "custom", path: [...path, index, field], message: `duplicate ${what} "${k}"` });
+    }
     seen.add(k);
   });
 }
@@ -272,11 +294,7 @@ export const packageSchema = z
       .nullish()
       .transform((v) => v ?? null),
     transport,
-    environmentVariables: z
-      .array(variable)
-      .max(MAX_VARIABLES, `at most ${MAX_VARIABLES} environment variables`)
-      .nullish()
-      .transform((v) => v ?? []),
+    environmentVariables: variables("environment variables"),
     runtimeArguments: arguments_("runtime arguments"),
     packageArguments: arguments_("package arguments"),
   })
@@ -285,7 +303,7 @@ export const packageSchema = z
     const issue = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
     const problem = identifierProblem(p.registryType, p.identifier);
     if (problem) issue("identifier", problem);
-    const needsVersion = p.registryType === "NPM" || p.registryType === "PYPI" || p.registryType === "NUGET";
+    const needsVersion = p.registryType !== "OCI" && p.registryType !== "MCPB";
     if (needsVersion && p.version === null) issue("version", `is required for ${p.registryType} packages`);
     if (p.registryType === "OCI" && p.version !== null)
       issue("version", "must not be set for OCI: the identifier's tag pins it");
@@ -297,8 +315,8 @@ export const packageSchema = z
     if (p.registryType === "MCPB" && p.fileSha256 === null)
       issue("fileSha256", "is required for MCPB: clients check the bundle with it");
     if (p.registryType !== "MCPB" && p.fileSha256 !== null) issue("fileSha256", "is only for MCPB bundles");
-    noDuplicate(p.environmentVariables, (v) => v.name, ctx, "environmentVariables", "name");
-    noDuplicate(p.transport.headers, (v) => v.name.toLowerCase(), ctx, "transport", "header");
+    noDuplicate(p.environmentVariables, (v) => v.name, ctx, ["environmentVariables"], "name");
+    noDuplicate(p.transport.headers, (v) => v.name.toLowerCase(), ctx, ["transport", "headers"], "name", "header");
     // A URL's {name} must be something the client is told to fill in.
     const fillable = new Set([
       ...p.environmentVariables.map((v) => v.name),
@@ -339,6 +357,7 @@ const RUNTIMES: Record<PackageRegistry, string | null> = {
   OCI: "docker",
   NUGET: "dnx",
   MCPB: null,
+  CARGO: null,
 };
 
 /** An argument as it appears on a command line; a value the user supplies shows as `<name>`. */
@@ -361,7 +380,8 @@ function shellWord(word: string): string {
 /**
  * The command line that starts a package, as its registry's usual runtime takes it (`npx -y
  * @scope/name@1.2.3`, `uvx name==1.2.3`, `docker run -i --rm -e KEY image:tag`, `dnx Name@1.0.0
- * --yes`); null for an MCPB bundle, which a client downloads and checks against its hash first.
+ * --yes`); null for an MCPB bundle, which a client downloads and checks against its hash first,
+ * and for a crate, which has no runner that starts it in one step (`cargo install` first).
  * Values the user supplies show as `<name>`; environment variables are set around the command.
  */
 export function runCommand(p: Package): string | null {

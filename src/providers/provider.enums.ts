@@ -21,10 +21,12 @@ export const AUTH_SCHEMES = ["NONE", "BEARER", "API_KEY", "OAUTH2", "MTLS"] as c
 export const HUMAN_OVERSIGHT = ["NONE", "ON_REQUEST", "ALWAYS"] as const;
 export const ROLE_KINDS = ["OWNER", "MAINTAINER", "SECURITY_CONTACT"] as const;
 /** Package registries an MCP server ships through (server.json's `registryType`). */
-export const PACKAGE_REGISTRIES = ["NPM", "PYPI", "OCI", "NUGET", "MCPB"] as const;
+export const PACKAGE_REGISTRIES = ["NPM", "PYPI", "OCI", "NUGET", "MCPB", "CARGO"] as const;
 export type PackageRegistry = (typeof PACKAGE_REGISTRIES)[number];
 /** How a client talks to a package it started (server.json's `transport.type`). */
 export const PACKAGE_TRANSPORTS = ["STDIO", "STREAMABLE_HTTP", "SSE"] as const;
+/** How an MCP client talks to a remote endpoint (server.json's `remotes[].type`). */
+export const ENDPOINT_TRANSPORTS = ["STREAMABLE_HTTP", "SSE"] as const;
 /** How a client reads a variable's or an argument's value (server.json's `format`). */
 export const INPUT_FORMATS = ["STRING", "NUMBER", "BOOLEAN", "FILEPATH"] as const;
 export const ARGUMENT_KINDS = ["NAMED", "POSITIONAL"] as const;

@@ -5,10 +5,11 @@
  */
 import { z } from "zod";
 import type { FieldError } from "../errors.ts";
-import { packagesSchema } from "./package.rules.ts";
+import { noDuplicate as noDuplicateIn, packagesSchema, variables, versionProblem } from "./package.rules.ts";
 import {
   AGENT_TYPES,
   AUTH_SCHEMES,
+  ENDPOINT_TRANSPORTS,
   HUMAN_OVERSIGHT,
   MODEL_ROLES,
   PROTOCOLS,
@@ -21,6 +22,7 @@ import {
 export {
   AGENT_TYPES,
   AUTH_SCHEMES,
+  ENDPOINT_TRANSPORTS,
   HUMAN_OVERSIGHT,
   MODEL_ROLES,
   PROTOCOLS,
@@ -48,6 +50,9 @@ export const OWNER_FIELDS = [
   "summary",
   "description",
   "homepageUrl",
+  "serverName",
+  "releaseVersion",
+  "repository",
   "labels",
   "agentType",
   "visibility",
@@ -188,12 +193,65 @@ const tool = z
   })
   .strict();
 
-const endpoint = z
+/** An empty list or null is no list: a section without it keeps the shape it had before it existed. */
+const someVariables = (what: string) => variables(what).transform((v) => (v.length ? v : undefined));
+
+/** The endpoint's members, without the rules that tie them together (a PATCH's part of it has them partial). */
+const endpointMembers = z
   .object({
     url: httpsUrl,
     protocol: z.enum(PROTOCOLS),
     authScheme: z.enum(AUTH_SCHEMES),
     healthUrl: optionalUrl,
+    transport: z
+      .enum(ENDPOINT_TRANSPORTS)
+      .nullish()
+      .transform((v) => v ?? undefined),
+    headers: someVariables("headers"),
+    variables: someVariables("variables"),
+  })
+  .strict();
+
+const endpoint = endpointMembers.superRefine((e, ctx) => {
+  if (e.transport && e.protocol !== "MCP") {
+    ctx.addIssue({ code: "custom", path: ["transport"], message: "is only for an MCP endpoint" });
+  }
+  noDuplicateIn(e.headers ?? [], (v) => v.name.toLowerCase(), ctx, ["headers"], "name", "header");
+  noDuplicateIn(e.variables ?? [], (v) => v.name, ctx, ["variables"], "name", "variable");
+  // A {name} in the URL is a value the client fills in: it must say which (of a URL at all).
+  if (!isAllowedUrl(e.url)) return;
+  const declared = new Set((e.variables ?? []).map((v) => v.name));
+  for (const [, name] of e.url.matchAll(/\{([^{}]*)\}/g)) {
+    if (!declared.has(name as string)) {
+      ctx.addIssue({ code: "custom", path: ["url"], message: `{${name}} names none of the endpoint's variables` });
+    }
+  }
+});
+
+/** An MCP server's name: reverse-DNS, one slash (the MCP registry's own rule). */
+const SERVER_NAME = /^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/;
+
+/** Where the agent's source is kept (server.json's `repository`). */
+const repository = z
+  .object({
+    url: httpsUrl,
+    source: z
+      .string()
+      .trim()
+      .regex(/^[a-z0-9][a-z0-9._-]{0,39}$/, "must be the hosting service, e.g. github or gitlab (a-z 0-9 . _ -)"),
+    id: optionalText(200),
+    subfolder: z
+      .string()
+      .trim()
+      .max(500, "must be at most 500 characters")
+      .refine(
+        (path) =>
+          path.split("/").every((segment) => segment !== "" && segment !== "." && segment !== "..") &&
+          !path.includes("\\"),
+        "must be a relative path inside the repository, such as src/server",
+      )
+      .nullish()
+      .transform((v) => v ?? null),
   })
   .strict();
 
@@ -231,6 +289,26 @@ const fields = {
   summary: text(280).refine((s) => !/[\r\n]/.test(s), "must be one line"),
   description: optionalText(10_000),
   homepageUrl: optionalUrl,
+  serverName: z
+    .string()
+    .trim()
+    .min(3, "must be at least 3 characters")
+    .max(200, "must be at most 200 characters")
+    .regex(SERVER_NAME, "must be a reverse-DNS name with one slash, such as io.github.owner/weather")
+    .nullish()
+    .transform((v) => v ?? null),
+  releaseVersion: z
+    .string()
+    .trim()
+    .min(1, "must not be empty")
+    .max(255, "must be at most 255 characters")
+    .superRefine((v, ctx) => {
+      const problem = versionProblem(v);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .nullish()
+    .transform((v) => v ?? null),
+  repository: repository.nullable(),
   labels,
   agentType: z.enum(AGENT_TYPES),
   visibility: z.enum(VISIBILITIES),
@@ -271,6 +349,7 @@ const intakeSchema = z
       .nullish(),
     ...fields,
     description: fields.description.optional(),
+    repository: fields.repository.optional().transform((v) => v ?? null),
     labels: fields.labels.nullish().transform((v) => v ?? []),
     visibility: fields.visibility.nullish().transform((v) => v ?? "PUBLIC"),
     capabilities: fields.capabilities.nullish().transform((v) => v ?? []),
@@ -292,7 +371,7 @@ const intakeSchema = z
 const profileSchema = z.object(fields);
 /** A PATCH's fields; its sections may be partial (applyPatch merges them onto the current ones). */
 const patchSchema = profileSchema
-  .extend({ endpoint: endpoint.partial().nullable(), policy: policy.partial().nullable() })
+  .extend({ endpoint: endpointMembers.partial().nullable(), policy: policy.partial().nullable() })
   .partial()
   .strict();
 /** The sections a PATCH merges member by member, each checked whole once merged. */
@@ -443,4 +522,11 @@ export function deriveProviderCode(name: string): string {
 }
 
 /** The changes that make an approved provider need a new review (API.md §1). */
-export const REVIEWED_FIELDS: readonly OwnerField[] = ["endpoint", "packages", "tools", "policy"];
+export const REVIEWED_FIELDS: readonly OwnerField[] = [
+  "serverName",
+  "repository",
+  "endpoint",
+  "packages",
+  "tools",
+  "policy",
+];

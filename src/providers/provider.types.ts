@@ -7,7 +7,13 @@ import type { InputFieldMap } from "@pothos/core";
 import { builder } from "../builder.ts";
 import { TIMELINE_KINDS } from "../reviews/review.rules.ts";
 import { type Package, type PackageArgument, type PackageVariable, runCommand } from "./package.rules.ts";
-import { ARGUMENT_KINDS, INPUT_FORMATS, PACKAGE_REGISTRIES, PACKAGE_TRANSPORTS } from "./provider.enums.ts";
+import {
+  ARGUMENT_KINDS,
+  ENDPOINT_TRANSPORTS,
+  INPUT_FORMATS,
+  PACKAGE_REGISTRIES,
+  PACKAGE_TRANSPORTS,
+} from "./provider.enums.ts";
 import { LIFECYCLES } from "./provider.lifecycle.ts";
 import {
   AGENT_TYPES,
@@ -37,6 +43,10 @@ const ToolScope = builder.enumType("ToolScope", { values: TOOL_SCOPES });
 const Protocol = builder.enumType("EndpointProtocol", { values: PROTOCOLS });
 const AuthScheme = builder.enumType("AuthScheme", { values: AUTH_SCHEMES });
 const HumanOversight = builder.enumType("HumanOversight", { values: HUMAN_OVERSIGHT });
+const EndpointTransport = builder.enumType("EndpointTransport", {
+  description: "How an MCP client talks to an MCP endpoint: Streamable HTTP, or the older HTTP+SSE",
+  values: ENDPOINT_TRANSPORTS,
+});
 export const PackageRegistryEnum = builder.enumType("PackageRegistry", {
   description: "Where an MCP server's package is published (server.json's registryType)",
   values: PACKAGE_REGISTRIES,
@@ -64,6 +74,7 @@ type Tool = Profile["tools"][number];
 type Endpoint = NonNullable<Profile["endpoint"]>;
 type Policy = NonNullable<Profile["policy"]>;
 type Role = Profile["roles"][number];
+type Repository = NonNullable<Profile["repository"]>;
 
 const CapabilityRef = builder.objectRef<Capability>("Capability").implement({
   fields: (t) => ({
@@ -91,14 +102,6 @@ const ToolRef = builder.objectRef<Tool>("Tool").implement({
     scopes: t.expose("scopes", { type: [ToolScope] }),
   }),
 });
-const EndpointRef = builder.objectRef<Endpoint>("Endpoint").implement({
-  fields: (t) => ({
-    url: t.exposeString("url"),
-    protocol: t.expose("protocol", { type: Protocol }),
-    authScheme: t.expose("authScheme", { type: AuthScheme }),
-    healthUrl: t.exposeString("healthUrl", { nullable: true }),
-  }),
-});
 const EndpointSummaryRef = builder.objectRef<Endpoint>("EndpointSummary").implement({
   fields: (t) => ({ protocol: t.expose("protocol", { type: Protocol }) }),
 });
@@ -123,6 +126,42 @@ const PackageVariableRef = builder.objectRef<PackageVariable>("PackageVariable")
   description: "An environment variable or an HTTP header the client sets: its name and what it is for",
   fields: (t) => ({ name: t.exposeString("name"), ...inputFields(t as unknown as FieldBuilder) }),
 });
+const EndpointRef = builder.objectRef<Endpoint>("Endpoint").implement({
+  fields: (t) => ({
+    url: t.exposeString("url", { description: "{name} marks one of `variables`, which the client fills in" }),
+    protocol: t.expose("protocol", { type: Protocol }),
+    authScheme: t.expose("authScheme", { type: AuthScheme }),
+    healthUrl: t.exposeString("healthUrl", { nullable: true }),
+    transport: t.field({
+      type: EndpointTransport,
+      nullable: true,
+      description: "MCP only: null is STREAMABLE_HTTP",
+      resolve: (e) => e.transport ?? null,
+    }),
+    headers: t.field({
+      type: [PackageVariableRef],
+      description: "HTTP headers a client sends (an API key's header, say): names and purposes, never values",
+      resolve: (e) => e.headers ?? [],
+    }),
+    variables: t.field({
+      type: [PackageVariableRef],
+      description: "The values a client fills into the URL's {name}s",
+      resolve: (e) => e.variables ?? [],
+    }),
+  }),
+});
+const RepositoryRef = builder.objectRef<Repository>("Repository").implement({
+  description: "Where the agent's source is kept, for anyone who wants to inspect it",
+  fields: (t) => ({
+    url: t.exposeString("url"),
+    source: t.exposeString("source", { description: "The hosting service: github, gitlab, …" }),
+    id: t.exposeString("id", {
+      nullable: true,
+      description: "The service's own id of the repository, which a re-created repository does not keep",
+    }),
+    subfolder: t.exposeString("subfolder", { nullable: true, description: "Where in the repository the agent is" }),
+  }),
+});
 const PackageArgumentRef = builder.objectRef<PackageArgument>("PackageArgument").implement({
   description: "A command-line argument: `name value` (NAMED) or a value in its place (POSITIONAL)",
   fields: (t) => ({
@@ -145,7 +184,7 @@ const PackageTransportRef = builder.objectRef<Package["transport"]>("PackageTran
   }),
 });
 export const PackageRef = builder.objectRef<Package>("Package").implement({
-  description: "A package an MCP client starts (npm, PyPI, OCI, NuGet, MCPB), as server.json describes it",
+  description: "A package an MCP client starts (npm, PyPI, OCI, NuGet, MCPB, Cargo), as server.json describes it",
   fields: (t) => ({
     registryType: t.expose("registryType", { type: PackageRegistryEnum }),
     registryBaseUrl: t.exposeString("registryBaseUrl", {
@@ -169,7 +208,7 @@ export const PackageRef = builder.objectRef<Package>("Package").implement({
     runCommand: t.string({
       nullable: true,
       description:
-        "How to start it, e.g. `npx -y @scope/name@1.2.3`; values the user supplies show as <name>. null for MCPB (download, check fileSha256, then open it)",
+        "How to start it, e.g. `npx -y @scope/name@1.2.3`; values the user supplies show as <name>. null for MCPB (download, check fileSha256, then open it) and CARGO (`cargo install` it first)",
       resolve: (p) => runCommand(p),
     }),
   }),
@@ -255,7 +294,7 @@ const PackageInput = builder.inputType("PackageInput", {
       description:
         "The package's name in its registry (an OCI image reference with its tag; an MCPB bundle's https URL)",
     }),
-    version: t.string({ description: "One release, not a range: required for NPM, PYPI, NUGET; not for OCI" }),
+    version: t.string({ description: "One release, not a range: required for NPM, PYPI, NUGET, CARGO; not for OCI" }),
     fileSha256: t.string({ description: "MCPB only, required: the bundle's SHA-256 in hex" }),
     runtimeHint: t.string({ description: "The command that starts it (npx, uvx, docker, dnx)" }),
     transport: t.field({ type: PackageTransportInput, required: true }),
@@ -288,11 +327,22 @@ function sectionInputs<Fields extends InputFieldMap>(
   };
 }
 const EndpointInput = sectionInputs("Endpoint", (t, required) => ({
-  url: t.string({ required }),
+  url: t.string({ required, description: "{name} marks one of `variables`" }),
   protocol: t.field({ type: Protocol, required }),
   authScheme: t.field({ type: AuthScheme, required }),
   healthUrl: t.string(),
+  transport: t.field({ type: EndpointTransport, description: "MCP only; default STREAMABLE_HTTP" }),
+  headers: t.field({ type: [PackageVariableInput], description: "At most 50; names and purposes, never values" }),
+  variables: t.field({ type: [PackageVariableInput], description: "At most 50: each {name} of the URL" }),
 }));
+const RepositoryInput = builder.inputType("RepositoryInput", {
+  fields: (t) => ({
+    url: t.string({ required: true, description: "An https: URL" }),
+    source: t.string({ required: true, description: "The hosting service: github, gitlab, …" }),
+    id: t.string(),
+    subfolder: t.string({ description: "A relative path inside the repository" }),
+  }),
+});
 const PolicyInput = sectionInputs("Policy", (t, required) => ({
   dataRetentionDays: t.int(),
   humanOversight: t.field({ type: HumanOversight, required }),
@@ -359,6 +409,17 @@ export function ownerFields(t: FieldBuilder) {
       description: "The agent's home page",
       resolve: (p) => of(p).homepageUrl ?? null,
     }),
+    serverName: t.string({
+      nullable: true,
+      description: "The MCP server's name, reverse-DNS (io.github.owner/weather); unique in the registry",
+      resolve: (p) => of(p).serverName ?? null,
+    }),
+    releaseVersion: t.string({
+      nullable: true,
+      description: "The version of the software the profile describes, as its publisher numbers it (1.4.2)",
+      resolve: (p) => of(p).releaseVersion ?? null,
+    }),
+    repository: t.field({ type: RepositoryRef, nullable: true, resolve: (p) => of(p).repository ?? null }),
     labels: t.stringList({ resolve: (p) => of(p).labels }),
     agentType: t.field({ type: AgentType, resolve: (p) => of(p).agentType }),
     visibility: t.field({ type: Visibility, resolve: (p) => of(p).visibility }),
@@ -480,6 +541,11 @@ export function profileArgs(t: Parameters<Parameters<typeof builder.mutationFiel
     homepageUrl: t.arg.string({
       description: "The agent's home page: an absolute https: URL, at most 2048 characters",
     }),
+    serverName: t.arg.string({
+      description: "An MCP server's reverse-DNS name (io.github.owner/weather), unique in the registry",
+    }),
+    releaseVersion: t.arg.string({ description: "One release (1.4.2), not a range; at most 255 characters" }),
+    repository: t.arg({ type: RepositoryInput }),
     labels: t.arg.stringList({ description: "At most 20; each 1–40 of a-z 0-9 . _ - (lower-cased, de-duplicated)" }),
     agentType: t.arg({ type: AgentType, required }),
     visibility: t.arg({ type: Visibility, description: "Default PUBLIC" }),

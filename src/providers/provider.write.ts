@@ -43,35 +43,54 @@ export function profileOf(row: ProviderRow): Profile {
 }
 
 /**
- * The provider row columns for a profile (JSON sections as they are): no policy is SQL NULL, no
- * endpoint JSON null (the column is NOT NULL; the database checks the agent then has a package).
+ * The provider row columns for a profile (JSON sections as they are): no policy or repository is
+ * SQL NULL, no endpoint JSON null (the column is NOT NULL; the database checks the agent then has a package).
  */
 function columnsOf(profile: Partial<Profile>) {
-  const { policy, endpoint, ...rest } = profile;
+  const { policy, repository, endpoint, ...rest } = profile;
+  const nullable = <T>(value: T | null | undefined) => (value === null ? Prisma.DbNull : value);
   return {
-    ...(rest as Omit<Partial<Profile>, "policy" | "endpoint">),
-    ...(policy !== undefined ? { policy: policy === null ? Prisma.DbNull : policy } : {}),
+    ...(rest as Omit<Partial<Profile>, "policy" | "repository" | "endpoint">),
+    ...(policy !== undefined ? { policy: nullable(policy) } : {}),
+    ...(repository !== undefined ? { repository: nullable(repository) } : {}),
     ...(endpoint !== undefined ? { endpoint: endpoint === null ? Prisma.JsonNull : endpoint } : {}),
   } as Prisma.ProviderUpdateInput;
 }
 
-function isUniqueViolation(error: unknown): error is Prisma.PrismaClientKnownRequestError {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002";
-}
+type AdapterCause = { kind?: unknown; constraint?: { fields?: unknown; index?: unknown } };
 
 /**
- * The columns (or index) of a unique violation. Through a driver adapter Prisma leaves `meta.target`
- * unset: SQLite names the columns in `driverAdapterError.cause.constraint.fields`, PostgreSQL the
- * index (`providers_providerCode_key`) in `constraint.index`.
+ * The columns (or index) of a unique violation; null when the error is another. Prisma's client
+ * wraps the driver adapter's error (P2002, `meta.driverAdapterError`): SQLite names the columns
+ * (`constraint.fields`), PostgreSQL the index (`providers_providerCode_key`, `constraint.index`). A
+ * raw statement throws the driver's own: better-sqlite3's names `table.column` in its message,
+ * pg's the index in `constraint`; or the adapter's (`cause.kind`).
  */
-function violatedFields(error: Prisma.PrismaClientKnownRequestError): string[] {
-  const meta = error.meta as
-    | { target?: unknown; driverAdapterError?: { cause?: { constraint?: { fields?: unknown; index?: unknown } } } }
-    | undefined;
-  const constraint = meta?.driverAdapterError?.cause?.constraint;
-  const fields = constraint?.fields ?? constraint?.index ?? meta?.target;
+function violatedFields(error: unknown): string[] | null {
+  const raw = error as { code?: unknown; message?: unknown; constraint?: unknown; cause?: AdapterCause } | null;
+  if (raw?.code === "SQLITE_CONSTRAINT_UNIQUE") return [String(raw.message)];
+  if (raw?.code === "23505") return [String(raw.constraint ?? "")];
+  let cause: AdapterCause | undefined;
+  let target: unknown;
+  if (error instanceof Prisma.PrismaClientKnownRequestError) {
+    if (error.code !== "P2002") return null;
+    const meta = error.meta as { target?: unknown; driverAdapterError?: { cause?: AdapterCause } } | undefined;
+    cause = meta?.driverAdapterError?.cause;
+    target = meta?.target;
+  } else {
+    cause = raw?.cause;
+    if (cause?.kind !== "UniqueConstraintViolation") return null;
+  }
+  const fields = cause?.constraint?.fields ?? cause?.constraint?.index ?? target;
   if (Array.isArray(fields)) return fields.map(String);
   return typeof fields === "string" ? [fields] : [];
+}
+
+/** The 409 for a server name another provider holds, when that is what the error is. */
+function serverNameTaken(error: unknown, serverName: string | null | undefined) {
+  const fields = violatedFields(error);
+  if (!fields?.some((f) => f.includes("serverName"))) return undefined;
+  return conflict(`serverName "${serverName}" is another provider's: update that provider instead`);
 }
 
 /** A free code for a derived name: the slug itself, or the slug with the next free number. */
@@ -161,11 +180,13 @@ export async function intakeProvider(
       noteAppended(written.events);
       return { providerId: written.id, providerCode, reviewCode, accessToken: token.secret, tokenId: token.tokenId };
     } catch (error) {
-      if (!isUniqueViolation(error)) throw error;
       const fields = violatedFields(error);
+      if (fields === null) throw error;
       if (asked && fields.some((f) => f.includes("providerCode"))) {
         throw conflict(`providerCode "${asked}" is already taken`);
       }
+      const taken = serverNameTaken(error, profile.serverName);
+      if (taken) throw taken;
       // A derived code or a review code raced with another intake: draw again.
       if (attempt >= 4) throw error;
     }
@@ -200,7 +221,13 @@ export async function patchProvider<R>(
     const after = merged.value;
     const changed = changedFields(before, after);
 
-    await setColumns(tx, row.id, Object.fromEntries(Object.keys(input.patch).map((f) => [f, after[f as OwnerField]])));
+    await setColumns(
+      tx,
+      row.id,
+      Object.fromEntries(Object.keys(input.patch).map((f) => [f, after[f as OwnerField]])),
+    ).catch((error) => {
+      throw serverNameTaken(error, after.serverName) ?? error;
+    });
     if (changed.includes("labels")) await replaceLabels(tx, row.id, after.labels);
     if (changed.includes("packages")) await replacePackageKinds(tx, row.id, after.packages);
     // A verified domain vouches for the endpoint's host only: one the endpoint left (or every one,

@@ -52,7 +52,7 @@ function a2aCard(name = `Card Agent ${uniqueCode("n")}`) {
 function serverJson() {
   return {
     $schema: "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",
-    name: "io.github.example/weather",
+    name: `io.github.example/${uniqueCode("weather")}`,
     title: `Weather ${uniqueCode("w")}`,
     description: "Weather forecasts for any city",
     version: "1.0.2",
@@ -176,7 +176,7 @@ describe("import from an A2A agent card", () => {
 });
 
 describe("import from an MCP server.json", () => {
-  test("registers the remote server and reports packages, repository and the rest as unmapped", async () => {
+  test("maps name, release, repository, the first remote and the packages; reports the rest", async () => {
     const doc = serverJson();
     const answer = await importDoc({
       format: "mcp",
@@ -195,28 +195,37 @@ describe("import from an MCP server.json", () => {
       labels: ["weather"],
       endpoint: { url: "https://weather.example.com/mcp", protocol: "MCP", authScheme: "BEARER" },
     });
+    expect(answer.body.provider).toMatchObject({
+      serverName: doc.name,
+      releaseVersion: "1.0.2",
+      homepageUrl: "https://weather.example.com",
+      repository: { url: "https://github.com/example/weather", source: "github", id: null, subfolder: null },
+      packages: [expect.objectContaining({ registryType: "NPM", identifier: "@example/weather", version: "1.0.2" })],
+    });
     expect(answer.body.mapped).toEqual([
+      { from: "/name", to: "serverName" },
       { from: "/title", to: "name" },
       { from: "/description", to: "summary" },
+      { from: "/version", to: "releaseVersion" },
+      { from: "/websiteUrl", to: "homepageUrl" },
+      { from: "/repository/url", to: "repository.url" },
+      { from: "/repository/source", to: "repository.source" },
       { from: "/remotes/0/url", to: "endpoint.url" },
-      { from: "/remotes/0/type", to: "endpoint.protocol" },
+      { from: "/remotes/0/type", to: "endpoint.transport" },
       { from: "/remotes/0/headers/0/name", to: "endpoint.authScheme" },
+      { from: "/remotes/0/headers/0/name", to: "endpoint.headers.0.name" },
+      { from: "/remotes/0/headers/0/isSecret", to: "endpoint.headers.0.isSecret" },
+      { from: "/remotes/0/headers/0/isRequired", to: "endpoint.headers.0.isRequired" },
+      { from: "/packages/0/registryType", to: "packages.0.registryType" },
+      { from: "/packages/0/identifier", to: "packages.0.identifier" },
+      { from: "/packages/0/version", to: "packages.0.version" },
+      { from: "/packages/0/transport/type", to: "packages.0.transport.type" },
     ]);
-    expect(answer.body.unmapped).toEqual([
-      "/$schema",
-      "/name",
-      "/version",
-      "/websiteUrl",
-      "/repository",
-      "/packages",
-      "/remotes/0/headers/0/isRequired",
-      "/remotes/0/headers/0/isSecret",
-      "/remotes/1",
-      "/_meta",
-    ]);
+    // What a profile has no home for: the publisher's _meta and the second remote.
+    expect(answer.body.unmapped).toEqual(["/remotes/1", "/_meta"]);
   });
 
-  test("without a title the reverse-DNS name is the display name; no headers means no authentication", async () => {
+  test("without a title the name's part after the slash is the display name; no headers means no authentication", async () => {
     const { title: _title, ...doc } = serverJson();
     const answer = await importDoc({
       format: "mcp",
@@ -227,10 +236,37 @@ describe("import from an MCP server.json", () => {
     });
     expect(answer.status).toBe(201);
     expect(answer.body.provider).toMatchObject({
-      name: "io.github.example/weather",
+      name: doc.name.split("/")[1],
+      serverName: doc.name,
       agentType: "WORKFLOW",
-      endpoint: { url: "https://weather.example.com/sse", protocol: "MCP", authScheme: "NONE" },
+      endpoint: { url: "https://weather.example.com/sse", protocol: "MCP", transport: "SSE", authScheme: "NONE" },
     });
+  });
+
+  test("a server that ships only as packages is imported; an older schema is refused", async () => {
+    const { remotes: _remotes, ...local } = serverJson();
+    const answer = await importDoc({ format: "mcp", document: local, contactEmail: "weather@example.com" });
+    expect(answer.status).toBe(201);
+    expect(answer.body.provider).toMatchObject({
+      endpoint: null,
+      packages: [expect.objectContaining({ registryType: "NPM", identifier: "@example/weather", version: "1.0.2" })],
+    });
+    const old = await importDoc({
+      format: "mcp",
+      document: {
+        ...serverJson(),
+        $schema: "https://static.modelcontextprotocol.io/schemas/2025-10-17/server.schema.json",
+      },
+      contactEmail: "weather@example.com",
+    });
+    expectProblem(old, 400, "BAD_USER_INPUT");
+    expect(old.body.errors).toEqual([
+      expect.objectContaining({
+        path: "/document",
+        source: "/$schema",
+        message: expect.stringContaining("2025-10-17"),
+      }),
+    ]);
   });
 });
 
@@ -260,7 +296,7 @@ describe("refusals change nothing", () => {
     expect(await providers(email)).toBe(0);
   });
 
-  test("fields of the wrong type, a scheme without a home, an MCP server without remotes", async () => {
+  test("fields of the wrong type, a scheme without a home, an MCP server without remotes or packages", async () => {
     const email = freshEmail();
     const card = { ...a2aCard(), name: 42, securityRequirements: [{ schemes: { basic: { list: [] } } }] };
     const wrong = await importDoc({
@@ -274,7 +310,7 @@ describe("refusals change nothing", () => {
       ["/endpoint/authScheme", "/securitySchemes/basic"],
     ]);
 
-    const { remotes: _remotes, ...local } = serverJson();
+    const { remotes: _remotes, packages: _packages, ...local } = serverJson();
     const noRemote = await importDoc({ format: "mcp", document: local, contactEmail: email });
     expectProblem(noRemote, 400, "BAD_USER_INPUT");
     expect(noRemote.body.errors).toEqual([expect.objectContaining({ path: "/endpoint", source: "/remotes" })]);
@@ -335,7 +371,7 @@ describe("refusals change nothing", () => {
     const { title: _t, ...untitled } = serverJson();
     const mcp = await importDoc({
       format: "mcp",
-      document: { ...untitled, name: "io.github.x/".padEnd(130, "y") },
+      document: { ...untitled, name: "io.github.x/".padEnd(140, "y") },
       contactEmail: email,
     });
     expect(mcp.body.errors.map((e: { path: string; source: string }) => [e.path, e.source])).toEqual([

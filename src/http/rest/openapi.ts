@@ -34,7 +34,7 @@ import {
 import { useSofa } from "sofa-api";
 import { SERVICE_VERSION } from "../../config.ts";
 import { ERROR_STATUS, ERROR_TITLE, type ErrorCode } from "../../errors.ts";
-import { JSON_ARGUMENT_SCHEMAS, JSON_FIELD_SCHEMAS } from "../../interop/interop.openapi.ts";
+import { JSON_ARGUMENT_SCHEMAS, JSON_FIELD_SCHEMAS, JSON_RESULT_SCHEMAS } from "../../interop/interop.openapi.ts";
 import {
   type Auth,
   pathParams,
@@ -440,7 +440,7 @@ function operationOf(schema: GraphQLSchema, route: RestRoute, sofaParameters: re
       ...(Object.keys(headers).length ? { headers } : {}),
       // A REST answer is never a bare null: a lookup that is nullable over GraphQL (null with a
       // NOT_FOUND error) answers 404 here, so the 200 schema is the non-null type.
-      content: { "application/json": { schema: nonNullSchema(field.type) } },
+      content: { "application/json": { schema: JSON_RESULT_SCHEMAS[field.name] ?? nonNullSchema(field.type) } },
     },
   };
   if (isRead) responses["304"] = { description: "Not Modified: If-None-Match matched; no body", headers };

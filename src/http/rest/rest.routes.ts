@@ -46,6 +46,7 @@ export const REST_ROUTES: readonly RestRoute[] = [
   route("GET /providers/:providerCode/versions/:version", "Query.providerVersion", "optional", "versions", "Read one profile version with its snapshot"),
   route("GET /providers/:providerCode/versions/:from/diff/:to", "Query.versionDiff", "optional", "versions", "The JSON Patch (RFC 6902) from one version's snapshot to another's"),
   route("GET /providers/:providerCode/agent-card.json", "Query.agentCard", "optional", "interop", "The provider as an A2A agent card"),
+  route("GET /providers/:providerCode/server.json", "Query.serverJson", "optional", "interop", "The provider as an MCP registry server.json"),
   route("POST /providers/import", "Mutation.importProvider", "none", "interop", "Submit an agent intake from an A2A agent card or an MCP server.json", 201),
   route("POST /providers/:providerCode/tokens", "Mutation.issueToken", "agentOrReviewer", "tokens", "Issue (or rotate) an access token", 201),
   route("DELETE /providers/:providerCode/tokens/:tokenId", "Mutation.revokeToken", "agentOrReviewer", "tokens", "Revoke an access token"),

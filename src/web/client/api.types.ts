@@ -173,6 +173,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/providers/{providerCode}/server.json": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The provider as an MCP registry server.json
+     * @description A provider as an MCP registry server.json (https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json), for whoever may see the provider; null, with a NOT_FOUND error, for anyone else and for an agent that is not an MCP server (no MCP endpoint, no packages).
+     */
+    get: operations["serverJson"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/providers/import": {
     parameters: {
       query?: never;
@@ -642,7 +662,7 @@ export interface components {
      * @description Where an MCP server's package is published (server.json's registryType)
      * @enum {string}
      */
-    PackageRegistry: "NPM" | "PYPI" | "OCI" | "NUGET" | "MCPB";
+    PackageRegistry: "NPM" | "PYPI" | "OCI" | "NUGET" | "MCPB" | "CARGO";
     /**
      * @description How a client talks to the package it started: over stdio, or over HTTP at the transport's url
      * @enum {string}
@@ -689,6 +709,15 @@ export interface components {
      * @enum {string}
      */
     Lifecycle: "ACTIVE" | "DEPRECATED" | "RETIRED";
+    RepositoryInput: {
+      /** @description An https: URL */
+      url: string;
+      /** @description The hosting service: github, gitlab, … */
+      source: string;
+      id?: string | null;
+      /** @description A relative path inside the repository */
+      subfolder?: string | null;
+    };
     CapabilityInput: {
       key: string;
       name: string;
@@ -717,20 +746,47 @@ export interface components {
     /** @enum {string} */
     ToolScope: "READ_ONLY" | "WRITE" | "DESTRUCTIVE" | "EXTERNAL";
     EndpointInput: {
+      /** @description {name} marks one of `variables` */
       url: string;
       protocol: components["schemas"]["EndpointProtocol"];
       authScheme: components["schemas"]["AuthScheme"];
       healthUrl?: string | null;
+      /** @description MCP only; default STREAMABLE_HTTP */
+      transport?: components["schemas"]["EndpointTransport"] | null;
+      /** @description At most 50; names and purposes, never values */
+      headers?: components["schemas"]["PackageVariableInput"][] | null;
+      /** @description At most 50: each {name} of the URL */
+      variables?: components["schemas"]["PackageVariableInput"][] | null;
     };
     /** @enum {string} */
     AuthScheme: "NONE" | "BEARER" | "API_KEY" | "OAUTH2" | "MTLS";
+    /**
+     * @description How an MCP client talks to an MCP endpoint: Streamable HTTP, or the older HTTP+SSE
+     * @enum {string}
+     */
+    EndpointTransport: "STREAMABLE_HTTP" | "SSE";
+    PackageVariableInput: {
+      name: string;
+      description?: string | null;
+      /** @description Default false */
+      isRequired?: boolean | null;
+      /** @description Default false; a secret takes no default or value */
+      isSecret?: boolean | null;
+      /** @description Default STRING */
+      format?: components["schemas"]["InputFormat"] | null;
+      default?: string | null;
+      placeholder?: string | null;
+      choices?: string[] | null;
+    };
+    /** @enum {string} */
+    InputFormat: "STRING" | "NUMBER" | "BOOLEAN" | "FILEPATH";
     PackageInput: {
       registryType: components["schemas"]["PackageRegistry"];
       /** @description Only for a registry other than the public one (NPM, PYPI, NUGET) */
       registryBaseUrl?: string | null;
       /** @description The package's name in its registry (an OCI image reference with its tag; an MCPB bundle's https URL) */
       identifier: string;
-      /** @description One release, not a range: required for NPM, PYPI, NUGET; not for OCI */
+      /** @description One release, not a range: required for NPM, PYPI, NUGET, CARGO; not for OCI */
       version?: string | null;
       /** @description MCPB only, required: the bundle's SHA-256 in hex */
       fileSha256?: string | null;
@@ -750,21 +806,6 @@ export interface components {
       url?: string | null;
       headers?: components["schemas"]["PackageVariableInput"][] | null;
     };
-    PackageVariableInput: {
-      name: string;
-      description?: string | null;
-      /** @description Default false */
-      isRequired?: boolean | null;
-      /** @description Default false; a secret takes no default or value */
-      isSecret?: boolean | null;
-      /** @description Default STRING */
-      format?: components["schemas"]["InputFormat"] | null;
-      default?: string | null;
-      placeholder?: string | null;
-      choices?: string[] | null;
-    };
-    /** @enum {string} */
-    InputFormat: "STRING" | "NUMBER" | "BOOLEAN" | "FILEPATH";
     PackageArgumentInput: {
       type: components["schemas"]["ArgumentKind"];
       /** @description NAMED: the flag with its dashes */
@@ -827,6 +868,11 @@ export interface components {
       description: string | null;
       /** @description The agent's home page */
       homepageUrl: string | null;
+      /** @description The MCP server's name, reverse-DNS (io.github.owner/weather); unique in the registry */
+      serverName: string | null;
+      /** @description The version of the software the profile describes, as its publisher numbers it (1.4.2) */
+      releaseVersion: string | null;
+      repository: components["schemas"]["Repository"] | null;
       labels: string[];
       agentType: components["schemas"]["AgentType"];
       visibility: components["schemas"]["Visibility"];
@@ -874,6 +920,16 @@ export interface components {
       /** @description Of an agent imported from an A2A card: whether the card's signature verified; null otherwise */
       cardSignature: components["schemas"]["CardSignature"] | null;
     };
+    /** @description Where the agent's source is kept, for anyone who wants to inspect it */
+    Repository: {
+      url: string;
+      /** @description The hosting service: github, gitlab, … */
+      source: string;
+      /** @description The service's own id of the repository, which a re-created repository does not keep */
+      id: string | null;
+      /** @description Where in the repository the agent is */
+      subfolder: string | null;
+    };
     Capability: {
       key: string;
       name: string;
@@ -898,12 +954,31 @@ export interface components {
       scopes: components["schemas"]["ToolScope"][];
     };
     Endpoint: {
+      /** @description {name} marks one of `variables`, which the client fills in */
       url: string;
       protocol: components["schemas"]["EndpointProtocol"];
       authScheme: components["schemas"]["AuthScheme"];
       healthUrl: string | null;
+      /** @description MCP only: null is STREAMABLE_HTTP */
+      transport: components["schemas"]["EndpointTransport"] | null;
+      /** @description HTTP headers a client sends (an API key's header, say): names and purposes, never values */
+      headers: components["schemas"]["PackageVariable"][];
+      /** @description The values a client fills into the URL's {name}s */
+      variables: components["schemas"]["PackageVariable"][];
     };
-    /** @description A package an MCP client starts (npm, PyPI, OCI, NuGet, MCPB), as server.json describes it */
+    /** @description An environment variable or an HTTP header the client sets: its name and what it is for */
+    PackageVariable: {
+      name: string;
+      description: string | null;
+      isRequired: boolean;
+      /** @description A secret (a password, a token): clients ask for it and keep it safe; the registry never holds its value */
+      isSecret: boolean;
+      format: components["schemas"]["InputFormat"];
+      default: string | null;
+      placeholder: string | null;
+      choices: string[];
+    };
+    /** @description A package an MCP client starts (npm, PyPI, OCI, NuGet, MCPB, Cargo), as server.json describes it */
     Package: {
       registryType: components["schemas"]["PackageRegistry"];
       /** @description null: the registry's public one */
@@ -918,7 +993,7 @@ export interface components {
       environmentVariables: components["schemas"]["PackageVariable"][];
       runtimeArguments: components["schemas"]["PackageArgument"][];
       packageArguments: components["schemas"]["PackageArgument"][];
-      /** @description How to start it, e.g. `npx -y @scope/name@1.2.3`; values the user supplies show as <name>. null for MCPB (download, check fileSha256, then open it) */
+      /** @description How to start it, e.g. `npx -y @scope/name@1.2.3`; values the user supplies show as <name>. null for MCPB (download, check fileSha256, then open it) and CARGO (`cargo install` it first) */
       runCommand: string | null;
     };
     PackageTransport: {
@@ -926,18 +1001,6 @@ export interface components {
       /** @description STREAMABLE_HTTP and SSE: where the started package listens */
       url: string | null;
       headers: components["schemas"]["PackageVariable"][];
-    };
-    /** @description An environment variable or an HTTP header the client sets: its name and what it is for */
-    PackageVariable: {
-      name: string;
-      description: string | null;
-      isRequired: boolean;
-      /** @description A secret (a password, a token): clients ask for it and keep it safe; the registry never holds its value */
-      isSecret: boolean;
-      format: components["schemas"]["InputFormat"];
-      default: string | null;
-      placeholder: string | null;
-      choices: string[];
     };
     /** @description A command-line argument: `name value` (NAMED) or a value in its place (POSITIONAL) */
     PackageArgument: {
@@ -1066,10 +1129,17 @@ export interface components {
     CardSignatureStatus: "VERIFIED" | "UNTRUSTED_KEY" | "UNSIGNED";
     /** @description Members of the endpoint to change: an absent member keeps its value, null clears it */
     EndpointPatchInput: {
+      /** @description {name} marks one of `variables` */
       url?: string | null;
       protocol?: components["schemas"]["EndpointProtocol"] | null;
       authScheme?: components["schemas"]["AuthScheme"] | null;
       healthUrl?: string | null;
+      /** @description MCP only; default STREAMABLE_HTTP */
+      transport?: components["schemas"]["EndpointTransport"] | null;
+      /** @description At most 50; names and purposes, never values */
+      headers?: components["schemas"]["PackageVariableInput"][] | null;
+      /** @description At most 50: each {name} of the URL */
+      variables?: components["schemas"]["PackageVariableInput"][] | null;
     };
     /** @description Members of the policy to change: an absent member keeps its value, null clears it */
     PolicyPatchInput: {
@@ -1124,6 +1194,11 @@ export interface components {
       description: string | null;
       /** @description The agent's home page */
       homepageUrl: string | null;
+      /** @description The MCP server's name, reverse-DNS (io.github.owner/weather); unique in the registry */
+      serverName: string | null;
+      /** @description The version of the software the profile describes, as its publisher numbers it (1.4.2) */
+      releaseVersion: string | null;
+      repository: components["schemas"]["Repository"] | null;
       labels: string[];
       agentType: components["schemas"]["AgentType"];
       visibility: components["schemas"]["Visibility"];
@@ -1826,6 +1901,11 @@ export interface operations {
           description?: string | null;
           /** @description The agent's home page: an absolute https: URL, at most 2048 characters */
           homepageUrl?: string | null;
+          /** @description An MCP server's reverse-DNS name (io.github.owner/weather), unique in the registry */
+          serverName?: string | null;
+          /** @description One release (1.4.2), not a range; at most 255 characters */
+          releaseVersion?: string | null;
+          repository?: components["schemas"]["RepositoryInput"] | null;
           /** @description At most 20; each 1–40 of a-z 0-9 . _ - (lower-cased, de-duplicated) */
           labels?: string[] | null;
           agentType: components["schemas"]["AgentType"];
@@ -1946,6 +2026,11 @@ export interface operations {
           description?: string | null;
           /** @description The agent's home page: an absolute https: URL, at most 2048 characters */
           homepageUrl?: string | null;
+          /** @description An MCP server's reverse-DNS name (io.github.owner/weather), unique in the registry */
+          serverName?: string | null;
+          /** @description One release (1.4.2), not a range; at most 255 characters */
+          releaseVersion?: string | null;
+          repository?: components["schemas"]["RepositoryInput"] | null;
           /** @description At most 20; each 1–40 of a-z 0-9 . _ - (lower-cased, de-duplicated) */
           labels?: string[];
           agentType?: components["schemas"]["AgentType"];
@@ -1982,6 +2067,11 @@ export interface operations {
           description?: string | null;
           /** @description The agent's home page: an absolute https: URL, at most 2048 characters */
           homepageUrl?: string | null;
+          /** @description An MCP server's reverse-DNS name (io.github.owner/weather), unique in the registry */
+          serverName?: string | null;
+          /** @description One release (1.4.2), not a range; at most 255 characters */
+          releaseVersion?: string | null;
+          repository?: components["schemas"]["RepositoryInput"] | null;
           /** @description At most 20; each 1–40 of a-z 0-9 . _ - (lower-cased, de-duplicated) */
           labels?: string[];
           agentType?: components["schemas"]["AgentType"];
@@ -2216,6 +2306,75 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["AgentCard"];
+        };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      404: components["responses"]["NOT_FOUND"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  serverJson: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
+      path: {
+        providerCode: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The provider as an MCP registry server.json */
+      200: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @constant */
+            $schema: "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json";
+            /** @description Reverse-DNS: the profile's serverName, else `<the registry's host, reversed>/<providerCode>` */
+            name: string;
+            /** @description The profile's name, when it is not the part of `name` after the slash */
+            title?: string;
+            description: string;
+            /** @description The profile's releaseVersion, else its version as `N.0.0` */
+            version: string;
+            /** @description The profile's homepageUrl */
+            websiteUrl?: string;
+            /** @description The profile's repository */
+            repository?: Record<string, never>;
+            /** @description The endpoint, when it speaks MCP */
+            remotes?: Record<string, never>[];
+            /** @description The profile's packages */
+            packages?: Record<string, never>[];
+          } & {
+            [key: string]: unknown;
+          };
         };
       };
       /** @description Not Modified: If-None-Match matched; no body */

@@ -44,6 +44,15 @@ const name = input("name", { maxlength: 120, required: true });
 const summary = input("summary", { maxlength: 280, required: true });
 const description = textarea("description", { maxlength: 10_000, rows: 6 });
 const homepageUrl = input("homepageUrl", { type: "url", maxlength: 2048, spellcheck: false, placeholder: "https://" });
+const serverName = input("serverName", { maxlength: 200, spellcheck: false, placeholder: "io.github.owner/name" });
+const releaseVersion = input("releaseVersion", { maxlength: 255, spellcheck: false, placeholder: "1.0.0" });
+const repositoryUrl = input("repository.url", {
+  type: "url",
+  maxlength: 2048,
+  spellcheck: false,
+  placeholder: "https://",
+});
+const repositorySource = input("repository.source", { maxlength: 40, spellcheck: false, placeholder: "github" });
 const labels = input("labels", { spellcheck: false });
 const agentType = select("agentType", AGENT_TYPES, "Choose a type…");
 agentType.required = true;
@@ -407,6 +416,22 @@ const form = h(
     field("Provider code", code, codeHint),
     field("Labels", labels, "Optional. Up to 20, comma-separated; a-z, 0-9, . _ - (stored lower-case)."),
   ),
+  section(
+    "Source and release",
+    "Optional. Where the code is, for anyone who wants to inspect it, and the release this profile describes.",
+    h(
+      "div",
+      { class: "grid-2" },
+      field("Repository", repositoryUrl, "An https: address of the source."),
+      field("Hosted at", repositorySource, "The hosting service: github, gitlab, …"),
+    ),
+    h(
+      "div",
+      { class: "grid-2" },
+      field("Release", releaseVersion, "One release, such as 1.4.2; not a range."),
+      field("MCP server name", serverName, "An MCP server's reverse-DNS name, unique in the registry."),
+    ),
+  ),
   section("Contact", "Shown only to you and to reviewers.", field("Contact email", contactEmail, undefined, true)),
   endpointSection,
   listOf("packages").element,
@@ -482,6 +507,12 @@ function readBody(): Record<string, unknown> {
     summary: summary.value.trim(),
     description: description.value.trim() ? description.value : undefined,
     homepageUrl: optional(homepageUrl),
+    serverName: optional(serverName),
+    releaseVersion: optional(releaseVersion),
+    repository:
+      optional(repositoryUrl) || optional(repositorySource)
+        ? { url: repositoryUrl.value.trim(), source: repositorySource.value.trim() }
+        : undefined,
     labels: labelList.length ? labelList : undefined,
     agentType: optional(agentType),
     visibility: optional(visibility),

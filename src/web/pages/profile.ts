@@ -52,6 +52,11 @@ function facts(rows: [string, Child][]): HTMLElement {
   );
 }
 
+/** The facts that have a value: a profile that states none of them does not show their terms. */
+function optionalFacts(rows: [string, Child][]): [string, Child][] {
+  return rows.filter(([, value]) => value !== null && value !== undefined && value !== "");
+}
+
 function none(text: string): HTMLElement {
   return h("p", { class: "muted" }, text);
 }
@@ -70,6 +75,29 @@ function list(items: string[], empty = "None"): Child {
 function external(url: string | null | undefined): Child {
   if (!url) return null;
   return h("a", { href: url, rel: "noopener noreferrer nofollow", class: "url" }, url);
+}
+
+/** Variables a client sets (environment variables, headers, a URL's values): names and purposes, never values. */
+function variables(
+  caption: string,
+  what: string,
+  items: {
+    name: string;
+    isRequired: boolean;
+    isSecret: boolean;
+    description?: string | null;
+    default?: string | null;
+  }[],
+): HTMLElement {
+  return table(
+    caption,
+    [what, "Needed", "What it is"],
+    items.map((v) => [
+      h("code", null, v.name),
+      [v.isRequired ? "Required" : "Optional", v.isSecret ? ", secret" : ""].join(""),
+      [v.description ?? "", v.default !== null && v.default !== undefined ? ` (default ${v.default})` : ""].join(""),
+    ]),
+  );
 }
 
 function table(caption: string, head: string[], rows: Child[][]): HTMLElement {
@@ -221,6 +249,17 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
     p.description ? h("div", { class: "description" }, p.description) : none("No description."),
     facts([
       ["Home page", external(p.homepageUrl) ?? "—"],
+      ...optionalFacts([
+        ["MCP server name", p.serverName && h("code", null, p.serverName)],
+        ["Release", p.releaseVersion],
+        [
+          "Source",
+          p.repository && [
+            external(p.repository.url),
+            p.repository.subfolder ? [" in ", h("code", null, p.repository.subfolder)] : "",
+          ],
+        ],
+      ]),
       ["Agent type", humanize(p.agentType)],
       ["Visibility", humanize(p.visibility)],
       ["Trust tier", humanize(p.trustTier)],
@@ -239,9 +278,16 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
           ["URL", external(p.endpoint.url)],
           ["Protocol", humanize(p.endpoint.protocol)],
           ["Authentication", humanize(p.endpoint.authScheme)],
+          ...optionalFacts([["Transport", p.endpoint.transport && humanize(p.endpoint.transport)]]),
           ["Health check", external(p.endpoint.healthUrl) ?? "—"],
         ])
       : none("No endpoint: the agent ships as the packages below, which a client starts itself."),
+    p.endpoint?.variables.length
+      ? [h("h3", null, "Values in the URL"), variables("Values in the URL", "Value", p.endpoint.variables)]
+      : null,
+    p.endpoint?.headers.length
+      ? [h("h3", null, "Headers a client sends"), variables("Headers a client sends", "Header", p.endpoint.headers)]
+      : null,
   );
 
   // How to run each package: the command line, the variables it reads (never their values), its transport.
@@ -269,13 +315,21 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
                     { class: "run-command", "aria-label": "Command line", tabindex: 0 },
                     h("code", null, pkg.runCommand),
                   )
-                : h(
-                    "p",
-                    null,
-                    "Download the bundle, check its SHA-256 ",
-                    h("code", null, pkg.fileSha256 ?? ""),
-                    ", then open it in an MCP client.",
-                  ),
+                : pkg.registryType === "CARGO"
+                  ? h(
+                      "p",
+                      null,
+                      "Install it with ",
+                      h("code", null, `cargo install ${pkg.identifier}@${pkg.version}`),
+                      ", then run it.",
+                    )
+                  : h(
+                      "p",
+                      null,
+                      "Download the bundle, check its SHA-256 ",
+                      h("code", null, pkg.fileSha256 ?? ""),
+                      ", then open it in an MCP client.",
+                    ),
               facts([
                 [
                   "Transport",
@@ -286,18 +340,7 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
                 ["Registry", external(pkg.registryBaseUrl) ?? "The public one"],
               ]),
               pkg.environmentVariables.length
-                ? table(
-                    "Environment variables",
-                    ["Variable", "Needed", "What it is"],
-                    pkg.environmentVariables.map((v) => [
-                      h("code", null, v.name),
-                      [v.isRequired ? "Required" : "Optional", v.isSecret ? ", secret" : ""].join(""),
-                      [
-                        v.description ?? "",
-                        v.default !== null && v.default !== undefined ? ` (default ${v.default})` : "",
-                      ].join(""),
-                    ]),
-                  )
+                ? variables("Environment variables", "Variable", pkg.environmentVariables)
                 : none("It reads no environment variables."),
             ),
           ),
