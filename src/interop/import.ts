@@ -1,9 +1,8 @@
 /**
  * Intake from a document another ecosystem already has: an A2A agent card (A2A v1.0, the shape
  * agent.card.ts writes) or an MCP registry `server.json` (schema 2025-12-11 and newer; server.json.ts
- * writes one back). One mapper per
- * format turns the document into intake fields and says, by JSON pointer (RFC 6901), where each
- * field it used went, and which fields had no home. Pure: no database, and no network — a URL in a
+ * writes one back). One mapper per format turns the document into intake fields and says, by JSON
+ * pointer (RFC 6901), where each field it used went, and which fields had no home. Pure: no database, and no network — a URL in a
  * document is copied as text, never fetched.
  */
 import type { FieldError } from "../errors.ts";
@@ -101,22 +100,21 @@ class Reader {
     this.errors.push({ path: to, source: from, message: from === null ? message : `${message} (from ${from})` });
   }
 
-  /** A string at `from`, mapped to `to`; undefined when absent; an error when of another type. */
-  string(from: string, to: string): string | undefined {
+  /** A value of one JSON type at `from`, mapped to `to`; undefined when absent; an error when of another type. */
+  private scalar<T>(from: string, to: string, type: "string" | "boolean", expected: string): T | undefined {
     const value = this.at(from);
     if (value === undefined || value === null) return undefined;
-    if (typeof value !== "string") return void this.fail(to, from, "expected a string");
+    if (typeof value !== type) return void this.fail(to, from, expected);
     this.map(from, to);
-    return value;
+    return value as T;
   }
 
-  /** true or false at `from`, mapped to `to`. */
+  string(from: string, to: string): string | undefined {
+    return this.scalar(from, to, "string", "expected a string");
+  }
+
   boolean(from: string, to: string): boolean | undefined {
-    const value = this.at(from);
-    if (value === undefined || value === null) return undefined;
-    if (typeof value !== "boolean") return void this.fail(to, from, "expected true or false");
-    this.map(from, to);
-    return value;
+    return this.scalar(from, to, "boolean", "expected true or false");
   }
 
   /** Marks a field as read without it going anywhere: not reported as unmapped. */
@@ -308,12 +306,18 @@ function readInput(r: Reader, from: string, to: string, out: Json): Json {
   if (isRequired !== undefined) out.isRequired = isRequired;
   const format = choice(r, `${from}/format`, `${to}.format`, INPUT_FORMATS);
   if (format !== undefined) out.format = format;
-  for (const key of isSecret ? ["description", "placeholder"] : ["description", "placeholder", "default"]) {
+  texts(r, from, to, isSecret ? ["description", "placeholder"] : ["description", "placeholder", "default"], out);
+  const choices = r.strings(`${from}/choices`, `${to}.choices`);
+  if (choices !== undefined) out.choices = choices;
+  return out;
+}
+
+/** The string members `keys` of the object at `from`, each into `out` and mapped to `<to>.<key>`. */
+function texts(r: Reader, from: string, to: string, keys: readonly string[], out: Json): Json {
+  for (const key of keys) {
     const text = r.string(`${from}/${key}`, `${to}.${key}`);
     if (text !== undefined) out[key] = text;
   }
-  const choices = r.strings(`${from}/choices`, `${to}.choices`);
-  if (choices !== undefined) out.choices = choices;
   return out;
 }
 
@@ -331,10 +335,7 @@ function objects(r: Reader, from: string, to: string, item: (from: string, to: s
 
 /** An environment variable or a header (server.json's `KeyValueInput`): its `value` is never kept. */
 function readVariable(r: Reader, from: string, to: string): Json {
-  const out: Json = {};
-  const name = r.string(`${from}/name`, `${to}.name`);
-  if (name !== undefined) out.name = name;
-  return readInput(r, from, to, out);
+  return readInput(r, from, to, texts(r, from, to, ["name"], {}));
 }
 
 function readArgument(r: Reader, from: string, to: string): Json {
@@ -342,10 +343,7 @@ function readArgument(r: Reader, from: string, to: string): Json {
   const type = choice(r, `${from}/type`, `${to}.type`, ARGUMENT_KINDS);
   if (type !== undefined) out.type = type;
   const secret = r.at(`${from}/isSecret`) === true;
-  for (const key of secret ? ["name", "valueHint"] : ["name", "valueHint", "value"]) {
-    const text = r.string(`${from}/${key}`, `${to}.${key}`);
-    if (text !== undefined) out[key] = text;
-  }
+  texts(r, from, to, secret ? ["name", "valueHint"] : ["name", "valueHint", "value"], out);
   const isRepeated = r.boolean(`${from}/isRepeated`, `${to}.isRepeated`);
   if (isRepeated !== undefined) out.isRepeated = isRepeated;
   return readInput(r, from, to, out);
@@ -355,10 +353,7 @@ function readPackage(r: Reader, from: string, to: string): Json {
   const out: Json = {};
   const registryType = choice(r, `${from}/registryType`, `${to}.registryType`, PACKAGE_REGISTRIES);
   if (registryType !== undefined) out.registryType = registryType;
-  for (const key of ["registryBaseUrl", "identifier", "version", "fileSha256", "runtimeHint"]) {
-    const text = r.string(`${from}/${key}`, `${to}.${key}`);
-    if (text !== undefined) out[key] = text;
-  }
+  texts(r, from, to, ["registryBaseUrl", "identifier", "version", "fileSha256", "runtimeHint"], out);
   r.origin(`${from}/transport`, `${to}.transport`);
   if (r.at(`${from}/transport`) !== undefined) {
     const transport: Json = {};
@@ -434,12 +429,7 @@ function fromMcp(r: Reader): Json {
   if (website !== undefined) input.homepageUrl = website;
   if (r.at("/repository") !== undefined) {
     r.origin("/repository", "repository");
-    const repository: Json = {};
-    for (const key of ["url", "source", "id", "subfolder"]) {
-      const text = r.string(`/repository/${key}`, `repository.${key}`);
-      if (text !== undefined) repository[key] = text;
-    }
-    input.repository = repository;
+    input.repository = texts(r, "/repository", "repository", ["url", "source", "id", "subfolder"], {});
   }
 
   r.origin("/remotes", "endpoint");

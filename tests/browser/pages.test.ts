@@ -316,6 +316,50 @@ describe("intake, review and directory", () => {
   });
 });
 
+describe("an MCP server imported from its server.json", () => {
+  test("its profile shows the headers and URL values a client must supply, never a value", async () => {
+    const code = uniqueCode("remote");
+    const imported = await call("POST", "/api/v1/providers/import", {
+      body: {
+        format: "mcp",
+        providerCode: code,
+        contactEmail: "mcp@example.com",
+        document: {
+          name: `io.github.example/${code}`,
+          title: `Tenant MCP ${code.slice(-6)}`,
+          description: "Analytics per tenant",
+          version: "2.0.0",
+          remotes: [
+            {
+              type: "sse",
+              url: "https://{tenant_id}.analytics.example.com/sse",
+              headers: [
+                { name: "X-API-Key", description: "Your key", isRequired: true, isSecret: true, value: "{key}" },
+              ],
+              variables: { tenant_id: { description: "Your tenant", isRequired: true } },
+            },
+          ],
+        },
+      },
+    });
+    expect(imported.status).toBe(201);
+    expect(imported.body.unmapped).toEqual(["/remotes/0/headers/0/value"]);
+    const visitor = await open(DESKTOP, await reviewerToken("imported-ui"));
+    const page = visitor.page;
+    await page.goto(`/providers/${code}`);
+    await page.getByRole("heading", { level: 1, name: `Tenant MCP ${code.slice(-6)}` }).waitFor(WAIT);
+    const endpoint = page.getByRole("region", { name: "Endpoint", exact: true });
+    // A definition list reads term and value with nothing between them.
+    expect(await text(endpoint)).toContain("TransportSSE");
+    const values = endpoint.getByRole("table", { name: "Values in the URL" });
+    expect(await text(values.getByRole("row", { name: /tenant_id/ }))).toContain("Required");
+    const headers = endpoint.getByRole("table", { name: "Headers a client sends" });
+    expect(await text(headers.getByRole("row", { name: /X-API-Key/ }))).toContain("Required, secret");
+    expect(await page.content()).not.toContain("{key}");
+    await done(visitor);
+  });
+});
+
 describe("an MCP server that ships as a package", () => {
   test("submitted from the form with a package and no endpoint; its profile says how to run it and what it needs", async () => {
     const code = uniqueCode("pkg");
@@ -354,12 +398,22 @@ describe("an MCP server that ships as a package", () => {
       .fill("WEATHER_API_KEY: Key for the forecast service\nWEATHER_UNITS: metric or imperial");
     await pkg.getByLabel("Required variables").fill("WEATHER_API_KEY");
     await pkg.getByLabel("Secret variables").fill("WEATHER_API_KEY");
+    const release = page.getByRole("region", { name: "Source and release" });
+    await release.getByLabel("Repository").fill("https://github.com/example/weather-mcp");
+    await release.getByLabel("Hosted at").fill("github");
+    await release.getByLabel("Release").fill("1.2.3");
+    await release.getByLabel("MCP server name").fill(`io.github.example/${code}`);
     expect(await unlabelledControls(page)).toEqual([]);
     await page.getByRole("button", { name: "Submit for review" }).click();
     await page.getByRole("heading", { name: "Submitted for review" }).waitFor(WAIT);
     expect(posts).toHaveLength(1);
     const sent = JSON.parse(posts[0] as string);
     expect(sent).not.toHaveProperty("endpoint");
+    expect(sent).toMatchObject({
+      serverName: `io.github.example/${code}`,
+      releaseVersion: "1.2.3",
+      repository: { url: "https://github.com/example/weather-mcp", source: "github" },
+    });
     expect(sent.packages).toEqual([
       {
         registryType: "NPM",
@@ -377,6 +431,9 @@ describe("an MCP server that ships as a package", () => {
     await page.getByRole("link", { name: "View the profile" }).click();
     await page.getByRole("heading", { level: 1, name: `Weather MCP ${code.slice(-6)}` }).waitFor(WAIT);
     expect(await text(page.getByRole("region", { name: "Endpoint", exact: true }))).toContain("No endpoint");
+    const shown = await text(page.getByRole("region", { name: "About", exact: true }));
+    expect(shown).toContain(`MCP server nameio.github.example/${code}Release1.2.3`);
+    expect(shown).toContain("Sourcehttps://github.com/example/weather-mcp");
     const packages = page.getByRole("region", { name: "Packages", exact: true });
     expect(await text(packages.getByLabel("Command line"))).toBe("npx -y @example/weather-mcp@1.2.3");
     const variables = packages.getByRole("table", { name: "Environment variables" });

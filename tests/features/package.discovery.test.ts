@@ -67,7 +67,7 @@ describe.each(doors)("$name", (door) => {
   });
 
   test("a value outside the enum is refused as bad input naming the argument", async () => {
-    const outcome = await door.run("Query.providers", { packageRegistry: "CARGO" });
+    const outcome = await door.run("Query.providers", { packageRegistry: "RUBYGEMS" });
     expect(outcome.code).toBe("BAD_USER_INPUT");
     expect(outcome.status).toBe(400);
     expect(outcome.data).toBeNull();

@@ -207,7 +207,13 @@ describe.each(doors)("$name", (door) => {
         { token: created.accessToken },
       );
       expect(outcome.code).toBeUndefined();
-      expect(outcome.data.endpoint).toEqual({ ...endpoint, healthUrl: null });
+      expect(outcome.data.endpoint).toEqual({
+        ...endpoint,
+        healthUrl: null,
+        transport: null,
+        headers: [],
+        variables: [],
+      });
       expect(outcome.data.version).toBe(2);
     });
 

@@ -16,7 +16,7 @@ import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
 import fc from "fast-check";
 import { SERVER_SCHEMA_URL } from "../../src/interop/server.json.ts";
-import { approve, call, expectProblem, gql, intake, reviewerToken, uniqueCode } from "../helpers.ts";
+import { approve, call, db, expectProblem, gql, intake, reviewerToken, uniqueCode } from "../helpers.ts";
 
 const RUNS = Number(process.env.SERVER_JSON_RUNS ?? 25);
 const SEED = Number(process.env.SERVER_JSON_SEED ?? 20261127);
@@ -458,6 +458,24 @@ describe("a server name is one provider's", () => {
     const after = await call("GET", `/api/v1/providers/${second.providerCode}`);
     expect(after.body).toMatchObject({ serverName: `com.example/second-${RUN}`, version: 1 });
     expect(first.providerCode).not.toBe(second.providerCode);
+  });
+
+  test("a new name or source of an approved server opens an update review; a new release does not", async () => {
+    const { providerCode, accessToken } = await intake({ serverName: `com.example/reviewed-${RUN}` });
+    await approve(providerCode);
+    const patch = (body: Json) => call("PATCH", `/api/v1/providers/${providerCode}`, { token: accessToken, body });
+    const updateReviews = () => db.review.count({ where: { provider: { providerCode }, kind: "UPDATE" } });
+    expect((await patch({ releaseVersion: "1.1.0" })).status).toBe(200);
+    expect(await updateReviews()).toBe(0);
+    expect(
+      (await patch({ repository: { url: "https://github.com/example/elsewhere", source: "github" } })).status,
+    ).toBe(200);
+    expect(await updateReviews()).toBe(1);
+    const version = await db.providerVersion.findFirstOrThrow({
+      where: { provider: { providerCode } },
+      orderBy: { version: "desc" },
+    });
+    expect(version.changedFields).toEqual(["repository"]);
   });
 
   test("a name that is not reverse-DNS with one slash is a 400", async () => {

@@ -213,6 +213,9 @@ describe("operations", () => {
       "homepageUrl",
       "lifecycleMessage",
       "policy",
+      "releaseVersion",
+      "repository",
+      "serverName",
       "successorCode",
     ]);
     expect(patch.properties.summary).toMatchObject({ type: "string" });

@@ -145,6 +145,9 @@ describe("JSON Merge Patch (RFC 7396)", () => {
       protocol: "A2A",
       authScheme: "BEARER",
       healthUrl: "https://b.example.com/health",
+      transport: null,
+      headers: [],
+      variables: [],
     };
     expect(answer.body.endpoint).toEqual(endpoint);
     const read = await call("GET", `/api/v1/providers/${created.providerCode}`, { token: created.accessToken });

@@ -28,6 +28,7 @@ const ALLOWED = [
   "POST /api/v1/providers/:providerCode/reinstate",
   // Interop (#8, part A): agent cards, import, diffs.
   "GET /api/v1/providers/:providerCode/agent-card.json",
+  "GET /api/v1/providers/:providerCode/server.json",
   "POST /api/v1/providers/import",
   "GET /api/v1/providers/:providerCode/versions/:from/diff/:to",
   // Lifecycle (#8, part B). The change feed is a GraphQL subscription only: no route.
