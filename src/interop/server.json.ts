@@ -3,7 +3,7 @@
  * directions share: server.json writes enumerations in lower case (`npm`, `streamable-http`,
  * `named`), the profile in GraphQL's upper case. Pure: no database, no network. What the import
  * maps (import.ts) is exactly what this writes back, so a document survives the round trip but
- * for the pointers the import reported as having no home (docs/interop.md).
+ * for the pointers the import reported as having no home (docs/architecture.md, "server.json both ways").
  */
 import type { Package, PackageArgument, PackageVariable } from "../providers/package.rules.ts";
 import type { Profile } from "../providers/provider.rules.ts";
@@ -107,12 +107,12 @@ const BEARER_HEADER: PackageVariable = {
 
 /** An MCP endpoint as a remote; a bearer token is an Authorization header when the endpoint lists none. */
 function remoteOf(endpoint: NonNullable<Profile["endpoint"]>): Json {
-  const headers = endpoint.headers ?? (endpoint.authScheme === "BEARER" ? [BEARER_HEADER] : []);
+  const headers = endpoint.headers.length || endpoint.authScheme !== "BEARER" ? endpoint.headers : [BEARER_HEADER];
   return present({
     type: toServerJson(endpoint.transport ?? "STREAMABLE_HTTP"),
     url: endpoint.url,
     headers: headers.map(variable),
-    variables: endpoint.variables?.length
+    variables: endpoint.variables.length
       ? Object.fromEntries(endpoint.variables.map(({ name, ...v }) => [name, input(v)]))
       : null,
   });

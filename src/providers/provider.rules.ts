@@ -193,9 +193,6 @@ const tool = z
   })
   .strict();
 
-/** An empty list or null is no list: a section without it keeps the shape it had before it existed. */
-const someVariables = (what: string) => variables(what).transform((v) => (v.length ? v : undefined));
-
 /** The endpoint's members, without the rules that tie them together (a PATCH's part of it has them partial). */
 const endpointMembers = z
   .object({
@@ -206,9 +203,9 @@ const endpointMembers = z
     transport: z
       .enum(ENDPOINT_TRANSPORTS)
       .nullish()
-      .transform((v) => v ?? undefined),
-    headers: someVariables("headers"),
-    variables: someVariables("variables"),
+      .transform((v) => v ?? null),
+    headers: variables("headers"),
+    variables: variables("variables"),
   })
   .strict();
 
@@ -216,11 +213,11 @@ const endpoint = endpointMembers.superRefine((e, ctx) => {
   if (e.transport && e.protocol !== "MCP") {
     ctx.addIssue({ code: "custom", path: ["transport"], message: "is only for an MCP endpoint" });
   }
-  noDuplicateIn(e.headers ?? [], (v) => v.name.toLowerCase(), ctx, ["headers"], "name", "header");
-  noDuplicateIn(e.variables ?? [], (v) => v.name, ctx, ["variables"], "name", "variable");
+  noDuplicateIn(e.headers, (v) => v.name.toLowerCase(), ctx, ["headers"], "name", "header");
+  noDuplicateIn(e.variables, (v) => v.name, ctx, ["variables"], "name", "variable");
   // A {name} in the URL is a value the client fills in: it must say which (of a URL at all).
   if (!isAllowedUrl(e.url)) return;
-  const declared = new Set((e.variables ?? []).map((v) => v.name));
+  const declared = new Set(e.variables.map((v) => v.name));
   for (const [, name] of e.url.matchAll(/\{([^{}]*)\}/g)) {
     if (!declared.has(name as string)) {
       ctx.addIssue({ code: "custom", path: ["url"], message: `{${name}} names none of the endpoint's variables` });

@@ -132,6 +132,7 @@ const EndpointRef = builder.objectRef<Endpoint>("Endpoint").implement({
     protocol: t.expose("protocol", { type: Protocol }),
     authScheme: t.expose("authScheme", { type: AuthScheme }),
     healthUrl: t.exposeString("healthUrl", { nullable: true }),
+    // A version's snapshot from before these members existed has none of them.
     transport: t.field({
       type: EndpointTransport,
       nullable: true,

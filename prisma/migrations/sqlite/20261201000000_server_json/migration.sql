@@ -4,3 +4,8 @@ ALTER TABLE "providers" ADD COLUMN "serverName" TEXT;
 ALTER TABLE "providers" ADD COLUMN "releaseVersion" TEXT;
 ALTER TABLE "providers" ADD COLUMN "repository" JSONB;
 CREATE UNIQUE INDEX "providers_serverName_key" ON "providers"("serverName");
+-- An endpoint now says its transport, headers and URL variables; one stored before says none, in
+-- the same words, so that a PATCH of another member does not see a change.
+UPDATE "providers"
+   SET "endpoint" = json_set("endpoint", '$.transport', json('null'), '$.headers', json('[]'), '$.variables', json('[]'))
+ WHERE json_type("endpoint") = 'object';
