@@ -61,27 +61,20 @@ type AdapterCause = { kind?: unknown; constraint?: { fields?: unknown; index?: u
 
 /**
  * The columns (or index) of a unique violation; null when the error is another. Prisma's client
- * wraps the driver adapter's error (P2002, `meta.driverAdapterError`): SQLite names the columns
- * (`constraint.fields`), PostgreSQL the index (`providers_providerCode_key`, `constraint.index`). A
- * raw statement throws the driver's own: better-sqlite3's names `table.column` in its message,
- * pg's the index in `constraint`; or the adapter's (`cause.kind`).
+ * wraps the driver adapter's error (`meta.driverAdapterError`), as P2002 from a model query and as
+ * P2010 from a raw one: SQLite names the columns (`constraint.fields`), PostgreSQL the index
+ * (`providers_providerCode_key`, `constraint.index`). A raw statement on SQLite's own connection
+ * throws better-sqlite3's error, which names `table.column` in its message.
  */
 function violatedFields(error: unknown): string[] | null {
-  const raw = error as { code?: unknown; message?: unknown; constraint?: unknown; cause?: AdapterCause } | null;
+  const raw = error as { code?: unknown; message?: unknown } | null;
   if (raw?.code === "SQLITE_CONSTRAINT_UNIQUE") return [String(raw.message)];
-  if (raw?.code === "23505") return [String(raw.constraint ?? "")];
-  let cause: AdapterCause | undefined;
-  let target: unknown;
-  if (error instanceof Prisma.PrismaClientKnownRequestError) {
-    if (error.code !== "P2002") return null;
-    const meta = error.meta as { target?: unknown; driverAdapterError?: { cause?: AdapterCause } } | undefined;
-    cause = meta?.driverAdapterError?.cause;
-    target = meta?.target;
-  } else {
-    cause = raw?.cause;
-    if (cause?.kind !== "UniqueConstraintViolation") return null;
-  }
-  const fields = cause?.constraint?.fields ?? cause?.constraint?.index ?? target;
+  if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return null;
+  const meta = error.meta as { target?: unknown; driverAdapterError?: { cause?: AdapterCause } } | undefined;
+  const cause = meta?.driverAdapterError?.cause;
+  const unique = error.code === "P2002" || (error.code === "P2010" && cause?.kind === "UniqueConstraintViolation");
+  if (!unique) return null;
+  const fields = cause?.constraint?.fields ?? cause?.constraint?.index ?? meta?.target;
   if (Array.isArray(fields)) return fields.map(String);
   return typeof fields === "string" ? [fields] : [];
 }
