@@ -1,10 +1,10 @@
 /**
  * REST under /api/v1 (and the MCP registry's read API under /v0.1): SOFA runs each route's GraphQL
- * operation; the guard in front of it closes
- * SOFA's gaps (ARCHITECTURE.md, "Known traps"): only the routes of the table exist (no `/webhook`),
- * a wrong method is a 405, a body must be a JSON object whose keys are the operation's arguments
- * (an unknown or read-only key is a 400 naming it, never silently dropped), each value must have its
- * argument's type, a required one must be there, and query parameters are only those the operation takes.
+ * operation; the guard in front of it closes SOFA's gaps (ARCHITECTURE.md, "Known traps"): only the
+ * routes of the table exist (no `/webhook`), a wrong method is a 405, a body must be a JSON object
+ * whose keys are the operation's arguments (an unknown or read-only key is a 400 naming it, never
+ * silently dropped), each value must have its argument's type, a required one must be there, and
+ * query parameters are only those the operation takes (under /v0.1 others are ignored).
  * Every refusal names the value at fault by its JSON Pointer (`/endpoint/protocol`; a query or path
  * parameter as `/<name>`, the whole body as "") in plain words, never GraphQL's.
  *
