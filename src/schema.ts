@@ -11,6 +11,7 @@ import "./service/service.schema.ts";
 import "./events/event.schema.ts";
 import "./feed/feed.schema.ts";
 import "./interop/interop.schema.ts";
+import "./interop/mcp.registry.schema.ts";
 import "./trust/domain.schema.ts";
 import "./trust/card.schema.ts";
 import "./webhooks/webhook.schema.ts";

@@ -90,7 +90,7 @@ export const rest: Door = {
   async run(field, args = {}, options = {}) {
     const route = routeOf(field);
     const rest = { ...args };
-    const path = restPath(route.path).replace(/:([A-Za-z]+)/g, (_, name: string) => {
+    const path = restPath(route.path, route.base).replace(/:([A-Za-z]+)/g, (_, name: string) => {
       const value = rest[name];
       delete rest[name];
       return encodeURIComponent(String(value));

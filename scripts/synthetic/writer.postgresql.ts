@@ -3,7 +3,7 @@
  * batches, one transaction each, the next batch generated while the last one is sent.
  */
 import pg from "pg";
-import { SNAPSHOT_FIELDS, TABLES, type Writer } from "./writer.ts";
+import { mcpReleaseOf, SNAPSHOT_FIELDS, TABLES, type Writer } from "./writer.ts";
 
 export async function postgresWriter(databaseUrl: string): Promise<Writer> {
   const client = new pg.Client({ connectionString: databaseUrl });
@@ -71,6 +71,16 @@ export async function postgresWriter(databaseUrl: string): Promise<Writer> {
     kind: "text",
     actor: "text",
     note: "text",
+  });
+  const MCP = insert("mcp_server_versions", {
+    providerId: "int",
+    version: "text",
+    providerCode: "text",
+    profileVersion: "int",
+    isLatest: "boolean",
+    publishedAt: "timestamp(3)",
+    updatedAt: "timestamp(3)",
+    statusChangedAt: "timestamp(3)",
   });
   const iso = (ms: number) => new Date(ms).toISOString();
   let dropped: string[] = [];
@@ -145,6 +155,24 @@ export async function postgresWriter(databaseUrl: string): Promise<Writer> {
           note: e.note,
         })),
       );
+      const releases = batch.flatMap((a) => {
+        const version = mcpReleaseOf(a);
+        const at = iso(a.createdAt);
+        return version === null
+          ? []
+          : [
+              {
+                providerId: a.id,
+                version,
+                providerCode: a.providerCode,
+                profileVersion: 1,
+                isLatest: true,
+                publishedAt: at,
+                updatedAt: at,
+                statusChangedAt: at,
+              },
+            ];
+      });
       // One after the other on the connection; the caller generates the next batch meanwhile.
       const previous = inFlight[inFlight.length - 1] ?? Promise.resolve();
       const done = previous.then(async () => {
@@ -154,6 +182,7 @@ export async function postgresWriter(databaseUrl: string): Promise<Writer> {
         await send(VERSIONS, versions);
         await send(REVIEWS, reviews);
         await send(EVENTS, events);
+        await send(MCP, releases);
         await client.query("COMMIT");
       });
       done.catch(() => {}); // awaited below or in finish(); a failure there rejects the seed
@@ -168,7 +197,9 @@ export async function postgresWriter(databaseUrl: string): Promise<Writer> {
           `SELECT setval(pg_get_serial_sequence('"${table}"', 'id'), (SELECT coalesce(max("id"), 1) FROM "${table}"))`,
         );
       }
-      await client.query(`ANALYZE "providers", "provider_labels", "provider_versions", "reviews", "review_events"`);
+      await client.query(
+        `ANALYZE "providers", "provider_labels", "provider_versions", "reviews", "review_events", "mcp_server_versions"`,
+      );
     },
     close: async () => {
       await Promise.allSettled(inFlight);

@@ -4,7 +4,7 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { sqlitePath } from "../../src/db/client.ts";
 import type { SyntheticAgent } from "./agent.ts";
-import { SNAPSHOT_FIELDS, TABLES, type Writer } from "./writer.ts";
+import { mcpReleaseOf, SNAPSHOT_FIELDS, TABLES, type Writer } from "./writer.ts";
 
 const CHANGED_FIELDS = JSON.stringify(SNAPSHOT_FIELDS);
 
@@ -33,6 +33,10 @@ export function sqliteWriter(databaseUrl: string): Writer {
   );
   const event = db.prepare(
     `INSERT INTO "review_events" ("providerId", "reviewId", "at", "kind", "actor", "note") VALUES (?, ?, ?, ?, ?, ?)`,
+  );
+  const mcp = db.prepare(
+    `INSERT INTO "mcp_server_versions" ("providerId", "version", "serverName", "providerCode", "profileVersion", "isLatest", "publishedAt", "updatedAt", "statusChangedAt")
+     VALUES (?, ?, NULL, ?, 1, 1, ?, ?, ?)`,
   );
   const writeBatch = db.transaction((batch: SyntheticAgent[]) => {
     for (const a of batch) {
@@ -70,6 +74,8 @@ export function sqliteWriter(databaseUrl: string): Writer {
       );
       for (const l of p.labels) label.run(a.id, l);
       version.run(a.id, created, `agent:${a.providerCode}`, CHANGED_FIELDS, snapshotJson(p, json));
+      const release = mcpReleaseOf(a);
+      if (release !== null) mcp.run(a.id, release, a.providerCode, created, created, created);
       const r = a.review;
       review.run(
         r.id,

@@ -1,5 +1,6 @@
 /** The contract between the seed and a database writer, and what the SQLite and PostgreSQL writers share. */
-import { OWNER_FIELDS } from "../../src/providers/provider.rules.ts";
+import { isMcpServer, releaseOf } from "../../src/interop/mcp.registry.rules.ts";
+import { OWNER_FIELDS, type Profile } from "../../src/providers/provider.rules.ts";
 import type { SyntheticAgent } from "./agent.ts";
 
 /** The tables the seed writes; their plain (non-unique) indexes may be rebuilt around a big load. */
@@ -22,3 +23,12 @@ export interface Writer {
 
 /** The owner fields in the order a version snapshot lists them. */
 export const SNAPSHOT_FIELDS = [...OWNER_FIELDS];
+
+/**
+ * The release an agent's version 1 is in the MCP registry's API (`mcp_server_versions`, which the
+ * service's own writes keep), when the agent is an MCP server; null when it is not.
+ */
+export function mcpReleaseOf(a: SyntheticAgent): string | null {
+  const profile = { endpoint: null, packages: [], releaseVersion: null, ...a.profile } as unknown as Profile;
+  return isMcpServer(profile) ? releaseOf(profile, 1) : null;
+}

@@ -20,7 +20,12 @@ import { hash } from "node:crypto";
 
 /** Whether a path names an API resource: what is validated and given a caching policy here. */
 export function isApiResource(path: string): boolean {
-  return path.startsWith("/api/v1") || path.startsWith("/openapi.") || path.startsWith("/.well-known/");
+  return (
+    path.startsWith("/api/v1") ||
+    path.startsWith("/v0.1/") ||
+    path.startsWith("/openapi.") ||
+    path.startsWith("/.well-known/")
+  );
 }
 
 /** A strong entity tag of a representation's bytes (SHA-256, 96 bits of it, base64url). */

@@ -17,7 +17,7 @@ import { apiError } from "../errors.ts";
 import { answerRead } from "./conditional.ts";
 import { looksLikeCredential, operationOf, routeOf } from "./request.log.ts";
 import { graphqlErrorResponse, problemResponse } from "./rest/problem.ts";
-import { REST_BASE } from "./rest/rest.routes.ts";
+import { restBaseOf } from "./rest/rest.routes.ts";
 
 /** The media types a PATCH body may have, as its 415 names them. */
 export const ACCEPT_PATCH = "application/merge-patch+json, application/json";
@@ -48,7 +48,7 @@ const ANY_JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
  */
 function readsBody(method: string, path: string, type: string): boolean {
   if (JSON_TYPE.test(type)) return true;
-  if (path !== REST_BASE && !path.startsWith(`${REST_BASE}/`)) return ANY_JSON_TYPE.test(type);
+  if (!restBaseOf(path)) return ANY_JSON_TYPE.test(type);
   return method === "PATCH" && MERGE_PATCH_TYPE.test(type);
 }
 

@@ -8,9 +8,9 @@ import { type DocumentNode, getOperationAST, Kind, type SelectionSetNode } from 
 import {
   matchPath,
   pathTemplate,
-  REST_BASE,
   REST_ROUTES,
   type RestRoute,
+  restBaseOf,
   restPath,
   routesOf,
 } from "./rest/rest.routes.ts";
@@ -51,7 +51,7 @@ const FIXED = new Set([
 const PAGES = ["/providers/:providerCode", "/assets/:asset"];
 
 /** Each REST route's pattern, as in the OpenAPI document, written once. */
-const REST_PATTERNS = new Map(REST_ROUTES.map((route) => [route, pathTemplate(restPath(route.path))]));
+const REST_PATTERNS = new Map(REST_ROUTES.map((route) => [route, pathTemplate(restPath(route.path, route.base))]));
 
 /** A REST route's pattern (`/api/v1/providers/{providerCode}`): the REST guard names the route it matched. */
 export function routePattern(route: RestRoute): string {
@@ -65,9 +65,10 @@ export function routePattern(route: RestRoute): string {
 export function routeOf(pathname: string): string | null {
   const path = pathname.length > 1 ? pathname.replace(/\/+$/, "") : pathname;
   if (FIXED.has(path)) return path;
-  if (path === REST_BASE || path.startsWith(`${REST_BASE}/`)) {
+  const base = restBaseOf(path);
+  if (base) {
     // A fixed segment wins over a parameter (`/reviews/queue` is not `/reviews/{reviewCode}`).
-    const [best] = routesOf(path.slice(REST_BASE.length) || "/");
+    const [best] = routesOf(path.slice(base.length) || "/", base);
     return best ? routePattern(best.route) : null;
   }
   const page = PAGES.find((p) => matchPath(p, path) !== null);

@@ -1,8 +1,10 @@
 /**
  * OpenAPI schemas for the JSON-typed fields of the interop types: A2A maps keyed by a scheme's name,
- * and server.json, whose `$schema` member no GraphQL name can spell. src/http/rest/openapi.ts puts
+ * server.json, whose `$schema` member no GraphQL name can spell, and the MCP registry's answers,
+ * whose `_meta` keys no GraphQL name can spell either. src/http/rest/openapi.ts puts
  * them in place of the generic "any JSON value".
  */
+import { OFFICIAL_META } from "./mcp.registry.rules.ts";
 import { SERVER_DESCRIPTION_MAX, SERVER_SCHEMA_URL } from "./server.json.ts";
 
 type Json = Record<string, unknown>;
@@ -59,26 +61,111 @@ export const JSON_FIELD_SCHEMAS: Record<string, Record<string, Json>> = {
   },
 };
 
-/** Per operation answering JSON: the schema of its answer. */
-export const JSON_RESULT_SCHEMAS: Record<string, Json> = {
-  serverJson: {
-    type: "object",
-    description: `An MCP server.json: valid against ${SERVER_SCHEMA_URL}, the schema its \`$schema\` names, whose members are summarised here`,
-    required: ["$schema", "name", "description", "version"],
-    additionalProperties: true,
-    properties: {
-      $schema: { type: "string", const: SERVER_SCHEMA_URL },
-      name: {
-        type: "string",
-        description: "Reverse-DNS: the profile's serverName, else `<the registry's host, reversed>/<providerCode>`",
-      },
-      title: { type: "string", description: "The profile's name, when it is not the part of `name` after the slash" },
-      description: { type: "string", maxLength: SERVER_DESCRIPTION_MAX },
-      version: { type: "string", description: "The profile's releaseVersion, else its version as `N.0.0`" },
-      websiteUrl: { type: "string", description: "The profile's homepageUrl" },
-      repository: { type: "object", description: "The profile's repository" },
-      remotes: { type: "array", items: { type: "object" }, description: "The endpoint, when it speaks MCP" },
-      packages: { type: "array", items: { type: "object" }, description: "The profile's packages" },
+/** A server.json as this registry writes it. */
+const SERVER_JSON: Json = {
+  type: "object",
+  description: `An MCP server.json: valid against ${SERVER_SCHEMA_URL}, the schema its \`$schema\` names, whose members are summarised here`,
+  required: ["$schema", "name", "description", "version"],
+  additionalProperties: true,
+  properties: {
+    $schema: { type: "string", const: SERVER_SCHEMA_URL },
+    name: {
+      type: "string",
+      description: "Reverse-DNS: the profile's serverName, else `<the registry's host, reversed>/<providerCode>`",
+    },
+    title: { type: "string", description: "The profile's name, when it is not the part of `name` after the slash" },
+    description: { type: "string", maxLength: SERVER_DESCRIPTION_MAX },
+    version: { type: "string", description: "The profile's releaseVersion, else its version as `N.0.0`" },
+    websiteUrl: { type: "string", description: "The profile's homepageUrl" },
+    repository: { type: "object", additionalProperties: true, description: "The profile's repository" },
+    remotes: {
+      type: "array",
+      // Any members: generated clients type them `Record<string, unknown>`, not objects without keys.
+      items: { type: "object", additionalProperties: true },
+      description: "The endpoint, when it speaks MCP",
+    },
+    packages: {
+      type: "array",
+      items: { type: "object", additionalProperties: true },
+      description: "The profile's packages",
     },
   },
+};
+
+const instant = (description: string): Json => ({ type: "string", format: "date-time", description });
+
+/**
+ * Schemas the operations answering JSON refer to: the MCP registry's `ServerResponse` and
+ * `ServerList` (tests/interop/mcp-registry/openapi.yaml), with what this registry always sends
+ * marked required.
+ */
+export const JSON_COMPONENT_SCHEMAS: Record<string, Json> = {
+  ServerJson: SERVER_JSON,
+  McpServerResponse: {
+    type: "object",
+    description: "The MCP registry's `ServerResponse`: a server.json and what the registry says of it",
+    required: ["server", "_meta"],
+    properties: {
+      server: { $ref: "#/components/schemas/ServerJson" },
+      _meta: {
+        type: "object",
+        required: [OFFICIAL_META],
+        additionalProperties: true,
+        properties: {
+          [OFFICIAL_META]: {
+            type: "object",
+            required: ["status", "statusChangedAt", "publishedAt", "updatedAt", "isLatest"],
+            additionalProperties: false,
+            properties: {
+              status: {
+                type: "string",
+                enum: ["active", "deprecated", "deleted"],
+                description: "The provider's lifecycle: ACTIVE, DEPRECATED, RETIRED (deleted)",
+              },
+              statusMessage: {
+                type: "string",
+                maxLength: 500,
+                description: "The lifecycle message, when there is one",
+              },
+              statusChangedAt: instant("When the status last changed"),
+              publishedAt: instant("When the first profile version of this version was recorded"),
+              updatedAt: instant(
+                "When the entry last changed: its newest profile version, its name, status or listing",
+              ),
+              isLatest: { type: "boolean", description: "Whether this is the version of the current profile" },
+            },
+          },
+        },
+      },
+    },
+  },
+  McpServerList: {
+    type: "object",
+    description: "The MCP registry's `ServerList`",
+    required: ["servers", "metadata"],
+    properties: {
+      servers: { type: "array", items: { $ref: "#/components/schemas/McpServerResponse" } },
+      metadata: {
+        type: "object",
+        required: ["count"],
+        properties: {
+          nextCursor: {
+            type: "string",
+            description: "The cursor of the next page, whenever this one is full; absent on the last page",
+          },
+          count: { type: "integer", description: "Entries on this page" },
+        },
+      },
+    },
+  },
+};
+
+const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+
+/** Per operation answering JSON: the schema of its answer. */
+export const JSON_RESULT_SCHEMAS: Record<string, Json> = {
+  serverJson: ref("ServerJson"),
+  mcpServers: ref("McpServerList"),
+  mcpServerVersions: ref("McpServerList"),
+  mcpServerVersion: ref("McpServerResponse"),
 };

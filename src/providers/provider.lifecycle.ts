@@ -21,6 +21,8 @@ import { publicSnapshot } from "../events/event.rules.ts";
 import { logWrite } from "../events/event.store.ts";
 import { noteAppended } from "../feed/feed.outbox.ts";
 import type { IfMatch } from "../http/if-match.ts";
+import { isMcpServer } from "../interop/mcp.registry.rules.ts";
+import { recordRelease } from "../interop/mcp.registry.store.ts";
 import { fits } from "../text.ts";
 import { PROVIDER_CODE_PATTERN, type Profile, snapshotOf } from "./provider.rules.ts";
 import { appendVersion, claimVersion, setColumns, successorByCode } from "./provider.store.ts";
@@ -222,6 +224,18 @@ export async function changeLifecycle<R>(
 
     const { lifecycle, lifecycleMessage, successorCode } = next;
     await setColumns(tx, row.id, { lifecycle, lifecycleMessage, successorCode });
+    // Every entry of its MCP server changes status (a retired server is deleted), and this version is a release.
+    const profile = snapshotOf(row as unknown as Profile);
+    await recordRelease(tx, {
+      providerId: row.id,
+      providerCode: row.providerCode,
+      profile,
+      wasMcpServer: isMcpServer(profile),
+      version,
+      now,
+      all: true,
+      statusChanged: true,
+    });
     await appendVersion(tx, {
       providerId: row.id,
       version,

@@ -10,6 +10,8 @@ import { type LoggedEvent, logWrite } from "../events/event.store.ts";
 import { noteAppended } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import type { IfMatch } from "../http/if-match.ts";
+import { isMcpServer } from "../interop/mcp.registry.rules.ts";
+import { recordRelease } from "../interop/mcp.registry.store.ts";
 import { effectOfOwnerPatch, newReviewCode } from "../reviews/review.rules.ts";
 import { activeReviewOf, applyMove, openReview } from "../reviews/review.store.ts";
 import { removeUncoveredDomains } from "../trust/domain.store.ts";
@@ -161,6 +163,15 @@ export async function intakeProvider(
             { providerId: created.id, kind: "TOKEN_ISSUED", actor, note: null },
           ],
         });
+        await recordRelease(tx, {
+          providerId: created.id,
+          providerCode,
+          profile,
+          wasMcpServer: false,
+          version: 1,
+          now: new Date(),
+          all: false,
+        });
         if (within) await within(tx, { providerId: created.id, providerCode, reviewCode });
         const events = await logWrite(tx, {
           providerId: created.id,
@@ -223,6 +234,16 @@ export async function patchProvider<R>(
     });
     if (changed.includes("labels")) await replaceLabels(tx, row.id, after.labels);
     if (changed.includes("packages")) await replacePackageKinds(tx, row.id, after.packages);
+    // Its MCP server's entries: the release this version describes; a new name or visibility shows on all of them.
+    await recordRelease(tx, {
+      providerId: row.id,
+      providerCode: row.providerCode,
+      profile: after,
+      wasMcpServer: isMcpServer(before),
+      version,
+      now,
+      all: changed.includes("serverName") || changed.includes("visibility"),
+    });
     // A verified domain vouches for the endpoint's host only: one the endpoint left (or every one,
     // when the endpoint is gone) is removed.
     if (changed.includes("endpoint")) {

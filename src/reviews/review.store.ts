@@ -12,6 +12,7 @@ import { eventsOfMove } from "../events/event.rules.ts";
 import { type LoggedEvent, logWrite, snapshotBefore } from "../events/event.store.ts";
 import { noteAppended, noteFeed } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";
+import { touchReleases } from "../interop/mcp.registry.store.ts";
 import {
   providerMatchSql,
   providersTable,
@@ -72,6 +73,8 @@ export async function applyMove(
     const sets = { ...(move.stage ? { reviewStage: move.stage } : {}), ...options.provider, updatedAt: now };
     const where = Prisma.sql`"id" = ${target.providerId} AND "reviewStage" = ${target.stage}`;
     await updateUnchanged(tx, "providers", sets, where);
+    // Approved or no longer: its MCP server's entries come or go, which readers of updated_since must see.
+    if (move.stage) await touchReleases(tx, target.providerId, now);
   }
   const reviewId = review?.id ?? null;
   const events: NewEvent[] = [

@@ -26,7 +26,11 @@ const ServiceRef = builder
       routes: t.field({
         type: [RouteRef],
         resolve: () =>
-          REST_ROUTES.map((r) => ({ method: r.method, path: restPath(pathTemplate(r.path)), summary: r.summary })),
+          REST_ROUTES.map((r) => ({
+            method: r.method,
+            path: restPath(pathTemplate(r.path), r.base),
+            summary: r.summary,
+          })),
       }),
     }),
   });

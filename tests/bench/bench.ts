@@ -218,6 +218,7 @@ const WRITTEN = [
   "access_tokens",
   "provider_labels",
   "provider_packages",
+  "mcp_server_versions",
   "events",
 ];
 

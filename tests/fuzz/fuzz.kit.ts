@@ -45,7 +45,7 @@ export async function loadDocument(): Promise<void> {
   const served = await call("GET", "/openapi.json");
   expect(served.status).toBe(200);
   spec.doc = served.body;
-  const routes = new Map(REST_ROUTES.map((r) => [`${r.method} ${restPath(pathTemplate(r.path))}`, r]));
+  const routes = new Map(REST_ROUTES.map((r) => [`${r.method} ${restPath(pathTemplate(r.path), r.base)}`, r]));
   spec.operations = Object.entries(spec.doc.paths as Record<string, Record<string, Json>>).flatMap(([path, ops]) =>
     Object.entries(ops).map(([method, op]) => {
       const route = routes.get(`${method.toUpperCase()} ${path}`);

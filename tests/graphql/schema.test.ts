@@ -40,10 +40,12 @@ describe("schema.graphql", () => {
       .filter((type) => type instanceof GraphQLObjectType && !type.name.startsWith("__"))
       .flatMap((type) => Object.values((type as GraphQLObjectType).getFields()))
       .flatMap((field) => field.args.map((arg) => [`${field.name}.${arg.name}`, String(arg.type)]))
-      .filter(([name]) => /(?:At|Since|Before|After)$/.test(name as string));
+      .filter(([name]) => /(?:At|Since|Before|After|_since)$/.test(name as string));
     expect(timestampArgs).toEqual([
       ["providers.updatedSince", "DateTime"],
       ["reviewQueue.updatedSince", "DateTime"],
+      // The MCP registry's parameter, by its own name.
+      ["mcpServers.updated_since", "DateTime"],
     ]);
   });
 

@@ -10,7 +10,7 @@ import { describe, expect, test } from "@jest/globals";
 import { type ExecutionArgs, print } from "graphql";
 import { useSofa } from "sofa-api";
 import { notFound } from "../../src/errors.ts";
-import { REST_BASE, REST_ROUTES, type RestRoute } from "../../src/http/rest/rest.routes.ts";
+import { REST_BASE, REST_BASES, REST_ROUTES, type RestRoute } from "../../src/http/rest/rest.routes.ts";
 import { runSofaHandler, sofaConfig, sofaHandlers } from "../../src/http/rest/sofa.handlers.ts";
 import { schema } from "../../src/schema.ts";
 import { documentOf } from "../doors.ts";
@@ -60,15 +60,20 @@ function harness(answering: (args: ExecutionArgs) => unknown) {
 }
 
 describe("SOFA's router (feTS)", () => {
-  const router = useSofa(sofaConfig(schema) as never) as unknown as { __routes?: unknown };
+  // One SOFA per base path: each lists the routes of the table under it.
+  const routers = new Map(
+    REST_BASES.map((base) => [base, useSofa(sofaConfig(schema, base) as never) as unknown as { __routes?: unknown }]),
+  );
 
   test("lists its routes in `__routes`", () => {
-    pin(Array.isArray(router.__routes), "the router returned by useSofa() has no `__routes` array");
+    for (const router of routers.values()) {
+      pin(Array.isArray(router.__routes), "the router returned by useSofa() has no `__routes` array");
+    }
   });
 
   test("has one `{ method, path, handler }` entry per route of the table, as the table spells it", () => {
-    const routes = router.__routes as { method?: unknown; path?: unknown; handler?: unknown }[];
     for (const route of REST_ROUTES) {
+      const routes = routers.get(route.base)?.__routes as { method?: unknown; path?: unknown; handler?: unknown }[];
       const entries = routes.filter(
         (r) => typeof r.method === "string" && r.method.toUpperCase() === route.method && r.path === route.path,
       );
@@ -211,7 +216,11 @@ describe("the GraphQL door of the feature tests (tests/doors.ts)", () => {
       const params = Object.fromEntries([...route.path.matchAll(/:([A-Za-z]+)/g)].map(([, name]) => [name, "1"]));
       const body = route.method === "GET" || route.method === "DELETE" ? undefined : "{}";
       const headers = body ? { "content-type": "application/json" } : undefined;
-      const request = new Request(`http://localhost${REST_BASE}${route.path}`, { method: route.method, body, headers });
+      const request = new Request(`http://localhost${route.base}${route.path}`, {
+        method: route.method,
+        body,
+        headers,
+      });
       await runSofaHandler(handlers.get(route)!, request, params, {});
       const document = seen.executed[0]?.document;
       expect({ field: route.field, document: document && print(document) }).toEqual({

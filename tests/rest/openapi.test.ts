@@ -33,7 +33,7 @@ beforeAll(async () => {
 });
 
 /** The document's path of a route: `/api/v1/providers/{providerCode}`. */
-const docPath = (route: RestRoute) => restPath(pathTemplate(route.path));
+const docPath = (route: RestRoute) => restPath(pathTemplate(route.path), route.base);
 const operation = (route: RestRoute) => doc.paths[docPath(route)][route.method.toLowerCase()];
 const route = (name: string) => {
   const found = REST_ROUTES.find((r) => r.field.endsWith(`.${name}`));
@@ -91,11 +91,11 @@ describe("serving", () => {
 });
 
 describe("operations", () => {
-  test("are exactly the routes of REST_ROUTES, with full paths under /api/v1", () => {
+  test("are exactly the routes of REST_ROUTES, with full paths under /api/v1 (and /v0.1)", () => {
     const documented = operations().map(({ method, path }) => `${method.toUpperCase()} ${path}`);
     const routes = REST_ROUTES.map((r) => `${r.method} ${docPath(r)}`);
     expect(documented.sort()).toEqual(routes.sort());
-    expect(Object.keys(doc.paths).every((p) => p.startsWith("/api/v1"))).toBe(true);
+    expect(Object.keys(doc.paths).every((p) => p.startsWith("/api/v1") || p.startsWith("/v0.1/servers"))).toBe(true);
     // No SOFA webhook route (`/webhook`, `/webhook/{id}`): the only webhook paths are our `/webhooks` ones.
     expect(Object.keys(doc.paths).filter((p) => /\/webhook(\/|$)/.test(p))).toEqual([]);
     expect(

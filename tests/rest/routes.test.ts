@@ -45,11 +45,15 @@ const ALLOWED = [
   "GET /api/v1/webhooks/:webhookId/deliveries",
   "POST /api/v1/webhooks/:webhookId/deliveries/:deliveryId/retry",
   "POST /api/v1/webhooks/:webhookId/test",
+  // The MCP registry's read API, at the paths its OpenAPI document names.
+  "GET /v0.1/servers",
+  "GET /v0.1/servers/:serverName/versions",
+  "GET /v0.1/servers/:serverName/versions/:version",
 ].sort();
 
 describe("the REST allow-list", () => {
   test("REST_ROUTES is exactly the allow-list", () => {
-    const routes = REST_ROUTES.map((r) => `${r.method} ${restPath(r.path)}`).sort();
+    const routes = REST_ROUTES.map((r) => `${r.method} ${restPath(r.path, r.base)}`).sort();
     expect(routes).toEqual(ALLOWED);
     expect(new Set(routes).size).toBe(routes.length);
     // SOFA's own webhook routes (`/webhook`, `/webhook/:id`) are never mounted; ours are `/webhooks`.
@@ -87,8 +91,9 @@ describe("the REST allow-list", () => {
 
   test("every listed route answers something other than 404 or 405 for its own method", async () => {
     for (const route of REST_ROUTES) {
-      const path = restPath(route.path)
+      const path = restPath(route.path, route.base)
         .replace(":providerCode", "no-such-provider")
+        .replace(":serverName", "io.example%2Fno-such-server")
         .replace(":version", "1")
         .replace(":tokenId", "tok_none")
         .replace(":reviewCode", "RV-00000000")

@@ -5,8 +5,9 @@
  * before Yoga (node.front.ts).
  *
  * What is kept: the 200 answer of an operation whose root fields are all public reads (`providers`,
- * `provider`, `providerVersions`, `providerVersion`), asked WITHOUT an `Authorization` header: a REST
- * `GET /api/v1/providers…` or a GraphQL query (POST or GET /graphql). Such an answer holds nothing
+ * `provider`, `providerVersions`, `providerVersion`, the MCP registry's `mcpServer…`), asked WITHOUT an
+ * `Authorization` header: a REST `GET /api/v1/providers…` or `/v0.1/servers…`, or a GraphQL query
+ * (POST or GET /graphql). Such an answer holds nothing
  * private (contact, tokens and reviewer notes are null for anonymous callers, API.md §2), so any
  * anonymous caller may be given it; a request with credentials, of any kind, never reads or fills
  * the cache. An answer with GraphQL errors or a `Set-Cookie` is not kept.
@@ -18,7 +19,16 @@ import { Generation } from "./generation.ts";
 import { cacheablePath, type Entry, EntryStore, keyOf, type StoreOptions } from "./store.ts";
 
 /** The root fields whose anonymous answers may be shared: public reads only. */
-const CACHEABLE_FIELDS = new Set(["providers", "provider", "providerVersions", "providerVersion", "agentCard"]);
+const CACHEABLE_FIELDS = new Set([
+  "providers",
+  "provider",
+  "providerVersions",
+  "providerVersion",
+  "agentCard",
+  "mcpServers",
+  "mcpServerVersions",
+  "mcpServerVersion",
+]);
 /** Headers that belong to one answer, not to the resource. */
 const UNSHARED_HEADERS = new Set(["x-request-id", "connection", "date", "content-length", "keep-alive", "x-cache"]);
 

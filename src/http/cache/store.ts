@@ -32,7 +32,13 @@ export interface StoreOptions {
 
 /** Whether a path (without the query) may hold a cacheable answer. */
 export function cacheablePath(path: string): boolean {
-  return path === "/graphql" || path === "/api/v1/providers" || path.startsWith("/api/v1/providers/");
+  return (
+    path === "/graphql" ||
+    path === "/api/v1/providers" ||
+    path.startsWith("/api/v1/providers/") ||
+    path === "/v0.1/servers" ||
+    path.startsWith("/v0.1/servers/")
+  );
 }
 
 /** The key of an answer; the node side and the plugin build it from the same parts. */

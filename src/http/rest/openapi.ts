@@ -10,7 +10,7 @@
  * - operations: SOFA lists a mutation's variables as query parameters too; here a body route takes
  *   its non-path arguments from a JSON body only (what the guard in rest.plugin.ts enforces), a path
  *   parameter never appears in the body, DELETE has no body, and a PATCH body is a JSON Merge Patch;
- * - full paths under /api/v1 (a client's base URL is the origin), the GraphQL field name as
+ * - full paths under /api/v1 or /v0.1 (a client's base URL is the origin), the GraphQL field name as
  *   operationId, the route's own success status, bearer security from the route's `auth`, the
  *   problem+json error answers, the conditional-request and caching headers of API.md §4;
  * - only the components the routes reach, so the document lints clean (redocly.yaml, .spectral.yaml;
@@ -34,11 +34,17 @@ import {
 import { useSofa } from "sofa-api";
 import { SERVICE_VERSION } from "../../config.ts";
 import { ERROR_STATUS, ERROR_TITLE, type ErrorCode } from "../../errors.ts";
-import { JSON_ARGUMENT_SCHEMAS, JSON_FIELD_SCHEMAS, JSON_RESULT_SCHEMAS } from "../../interop/interop.openapi.ts";
+import {
+  JSON_ARGUMENT_SCHEMAS,
+  JSON_COMPONENT_SCHEMAS,
+  JSON_FIELD_SCHEMAS,
+  JSON_RESULT_SCHEMAS,
+} from "../../interop/interop.openapi.ts";
 import {
   type Auth,
   pathParams,
   pathTemplate,
+  REST_BASES,
   REST_ROUTES,
   type RestRoute,
   restArguments,
@@ -487,6 +493,9 @@ const TAGS: Record<string, string> = {
   reviews: "The review queue and its workflow",
   events: "The change log: every committed change to a provider or a review, in commit order, with its JSON Patch",
   webhooks: "Signed pushes of the event log to a URL: subscriptions, their deliveries, redelivery and a test ping",
+  mcp:
+    "The MCP registry's read API under /v0.1, as its OpenAPI document names it: the approved, public MCP servers, " +
+    "their versions and one version, for MCP clients and subregistry tools",
 };
 
 function tagsOf(routes: readonly RestRoute[]): Json[] {
@@ -524,23 +533,28 @@ function reachable(paths: Json, components: Record<string, Record<string, Json>>
 }
 
 export function openApiDocument(schema: GraphQLSchema): OpenApiDocument {
-  const sofa = useSofa({
-    ...sofaConfig(schema),
-    openAPI: { info: { title: "Agent Registry", version: SERVICE_VERSION } },
-  } as never).openAPIDocument as unknown as SofaDocument;
+  const sofas = new Map(
+    REST_BASES.map((base) => [
+      base,
+      useSofa({
+        ...sofaConfig(schema, base),
+        openAPI: { info: { title: "Agent Registry", version: SERVICE_VERSION } },
+      } as never).openAPIDocument as unknown as SofaDocument,
+    ]),
+  );
 
   const paths: OpenApiDocument["paths"] = {};
   for (const route of REST_ROUTES) {
     const template = pathTemplate(route.path);
     const method = route.method.toLowerCase();
-    const generated = sofa.paths[template]?.[method];
+    const generated = sofas.get(route.base)?.paths[template]?.[method];
     if (!generated) throw new Error(`SOFA generated no operation for ${route.method} ${route.path}`);
-    const path = restPath(template);
+    const path = restPath(template, route.base);
     paths[path] = { ...paths[path], [method]: operationOf(schema, route, generated.parameters ?? []) };
   }
 
   const components = reachable(paths, {
-    schemas: { ...componentSchemas(schema), Problem: PROBLEM_SCHEMA },
+    schemas: { ...componentSchemas(schema), ...JSON_COMPONENT_SCHEMAS, Problem: PROBLEM_SCHEMA },
     responses: errorResponses(),
   });
   // A copy: the shared constants above must not be reachable from a caller's document.
@@ -551,11 +565,12 @@ export function openApiDocument(schema: GraphQLSchema): OpenApiDocument {
       version: SERVICE_VERSION,
       description:
         "A registry of AI agents: intake, review and versioned profiles. This document covers the REST " +
-        "routes under /api/v1; the same operations are available over GraphQL at /graphql. Errors are " +
+        "routes under /api/v1, and the MCP registry's read API under /v0.1; the same operations are " +
+        "available over GraphQL at /graphql. Errors are " +
         "RFC 9457 problem documents (application/problem+json). Every GET route also answers HEAD, " +
         "with the same status and headers and no body.",
     },
-    servers: [{ url: "/", description: "This server; paths include the /api/v1 prefix" }],
+    servers: [{ url: "/", description: "This server; paths include their prefix, /api/v1 or /v0.1" }],
     tags: tagsOf(REST_ROUTES),
     paths,
     components: {

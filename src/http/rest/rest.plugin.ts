@@ -1,9 +1,10 @@
 /**
- * REST under /api/v1: SOFA runs each route's GraphQL operation; the guard in front of it closes
- * SOFA's gaps (ARCHITECTURE.md, "Known traps"): only the routes of the table exist (no `/webhook`),
- * a wrong method is a 405, a body must be a JSON object whose keys are the operation's arguments
- * (an unknown or read-only key is a 400 naming it, never silently dropped), each value must have its
- * argument's type, a required one must be there, and query parameters are only those the operation takes.
+ * REST under /api/v1 (and the MCP registry's read API under /v0.1): SOFA runs each route's GraphQL
+ * operation; the guard in front of it closes SOFA's gaps (ARCHITECTURE.md, "Known traps"): only the
+ * routes of the table exist (no `/webhook`), a wrong method is a 405, a body must be a JSON object
+ * whose keys are the operation's arguments (an unknown or read-only key is a 400 naming it, never
+ * silently dropped), each value must have its argument's type, a required one must be there, and
+ * query parameters are only those the operation takes (under /v0.1 others are ignored).
  * Every refusal names the value at fault by its JSON Pointer (`/endpoint/protocol`; a query or path
  * parameter as `/<name>`, the whole body as "") in plain words, never GraphQL's.
  *
@@ -33,10 +34,26 @@ import { type OperationRunner, operationRunner } from "../operation.runner.ts";
 import { routePattern } from "../request.log.ts";
 import { bodyText } from "../text.plugin.ts";
 import { problemResponse } from "./problem.ts";
-import { HEADER_ARGUMENTS, pathParams, REST_BASE, type RestRoute, restArguments, routesOf } from "./rest.routes.ts";
+import {
+  HEADER_ARGUMENTS,
+  MCP_BASE,
+  pathParams,
+  type RestBase,
+  type RestRoute,
+  restArguments,
+  restBaseOf,
+  routesOf,
+} from "./rest.routes.ts";
 import { runSofaHandler, type SofaHandler, sofaHandlers } from "./sofa.handlers.ts";
 
 const BODY_METHODS = new Set(["POST", "PATCH", "PUT"]);
+
+/**
+ * Bases whose routes ignore a query parameter they do not take, rather than refuse it: MCP clients
+ * and aggregators are written against the official registry, which ignores them (a generic pager
+ * sends `limit` to a server's versions too). Values of the parameters a route takes are checked alike.
+ */
+const IGNORES_UNKNOWN_QUERY: ReadonlySet<RestBase> = new Set([MCP_BASE]);
 
 function argsOf(schema: GraphQLSchema, route: RestRoute): readonly GraphQLArgument[] {
   const [kind, name] = route.field.split(".") as [string, string];
@@ -181,8 +198,8 @@ function queryValues(url: URL, names: Set<string>): Record<string, string | stri
  * Finds the route of a request; 404 when no path matches, 405 when only the method is wrong. HEAD
  * runs the GET route (the edge answers it without the body), so `Allow` names HEAD beside GET.
  */
-function routeOf(method: string, path: string): { route: RestRoute; params: Record<string, string> } {
-  const candidates = routesOf(path.slice(REST_BASE.length) || "/");
+function routeOf(method: string, path: string, base: RestBase): { route: RestRoute; params: Record<string, string> } {
+  const candidates = routesOf(path.slice(base.length) || "/", base);
   const wanted = method === "HEAD" ? "GET" : method;
   const hit = candidates.find((m) => m.route.method === wanted);
   if (hit) return hit;
@@ -203,8 +220,9 @@ async function check(
   schema: GraphQLSchema,
   request: Request,
   url: URL,
+  base: RestBase,
 ): Promise<{ route: RestRoute; params: Record<string, string | string[] | undefined>; nulls: string[] }> {
-  const { route, params } = routeOf(request.method, url.pathname.replace(/\/+$/, "") || "/");
+  const { route, params } = routeOf(request.method, url.pathname.replace(/\/+$/, "") || "/", base);
   // Who is asking comes before what is asked: a protected route without credentials is a 401
   // whatever its body holds. (Credentials that are sent are verified once, in the viewer plugin.)
   if (route.auth !== "none" && route.auth !== "optional" && !request.headers.has("authorization")) {
@@ -215,7 +233,7 @@ async function check(
   const param = (name: string) => `/${escapeToken(name)}`;
 
   if (!BODY_METHODS.has(route.method)) {
-    for (const key of new Set(url.searchParams.keys())) {
+    for (const key of IGNORES_UNKNOWN_QUERY.has(base) ? [] : new Set(url.searchParams.keys())) {
       if (!names.has(key)) errors.push({ path: param(key), message: "unknown query parameter" });
     }
     if (errors.length) throw invalid("The query string is not valid", errors);
@@ -317,10 +335,11 @@ export function useRest(): Plugin[] {
       build();
     },
     async onRequest({ request, url, serverContext, endResponse }) {
-      if (url.pathname !== REST_BASE && !url.pathname.startsWith(`${REST_BASE}/`)) return;
+      const base = restBaseOf(url.pathname);
+      if (!base) return;
       try {
         if (!schema || !handlers) throw new Error("schema not ready");
-        const { route, params, nulls } = await check(schema, request, url);
+        const { route, params, nulls } = await check(schema, request, url, base);
         const rest = serverContext as RestContext;
         rest.restNulls = nulls;
         if (rest.logFields) rest.logFields.route = routePattern(route);

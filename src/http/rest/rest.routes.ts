@@ -1,10 +1,20 @@
 /**
- * The REST surface: which GraphQL operation answers which route under /api/v1. SOFA builds the
- * routes from this table; the guard refuses anything not in it; the OpenAPI document and the
- * service description list exactly these.
+ * The REST surface: which GraphQL operation answers which route, under /api/v1 or, for the MCP
+ * registry's read API, under /v0.1. SOFA builds the routes from this table; the guard refuses
+ * anything not in it; the OpenAPI document and the service description list exactly these.
  */
 
 export const REST_BASE = "/api/v1";
+/** The MCP registry's read API (src/interop/mcp.registry.schema.ts), at the path its clients know. */
+export const MCP_BASE = "/v0.1";
+/** Every base path a route may have. */
+export const REST_BASES = [REST_BASE, MCP_BASE] as const;
+export type RestBase = (typeof REST_BASES)[number];
+
+/** The base a request path is under, if any. */
+export function restBaseOf(path: string): RestBase | undefined {
+  return REST_BASES.find((base) => path === base || path.startsWith(`${base}/`));
+}
 
 export type Auth = "none" | "optional" | "agent" | "reviewer" | "agentOrReviewer";
 
@@ -12,7 +22,9 @@ export interface RestRoute {
   /** The GraphQL field, `Query.x` or `Mutation.x`. */
   field: `${"Query" | "Mutation"}.${string}`;
   method: "GET" | "POST" | "PATCH" | "DELETE";
-  /** Relative to REST_BASE, with `:param` placeholders. */
+  /** The base path it is under. */
+  base: RestBase;
+  /** Relative to the base, with `:param` placeholders. */
   path: string;
   status: number;
   summary: string;
@@ -29,9 +41,15 @@ function route(
   tag: string,
   summary: string,
   status = 200,
+  base: RestBase = REST_BASE,
 ): RestRoute {
   const [method, path] = spec.split(" ") as [RestRoute["method"], string];
-  return { field, method, path, status, summary, tag, auth };
+  return { field, method, base, path, status, summary, tag, auth };
+}
+
+/** A route of the MCP registry's read API: anyone may call it, and it is what the MCP OpenAPI names. */
+function mcpRoute(spec: `GET /${string}`, field: RestRoute["field"], summary: string): RestRoute {
+  return route(spec, field, "none", "mcp", summary, 200, MCP_BASE);
 }
 
 // biome-ignore format: a table reads best one route a line
@@ -69,6 +87,9 @@ export const REST_ROUTES: readonly RestRoute[] = [
   route("GET /webhooks/:webhookId/deliveries", "Query.webhookDeliveries", "agentOrReviewer", "webhooks", "A subscription's deliveries and their attempts"),
   route("POST /webhooks/:webhookId/deliveries/:deliveryId/retry", "Mutation.retryWebhookDelivery", "agentOrReviewer", "webhooks", "Deliver one message again", 202),
   route("POST /webhooks/:webhookId/test", "Mutation.testWebhook", "agentOrReviewer", "webhooks", "Send a test ping", 202),
+  mcpRoute("GET /servers", "Query.mcpServers", "List MCP servers (the MCP registry's API)"),
+  mcpRoute("GET /servers/:serverName/versions", "Query.mcpServerVersions", "List all versions of an MCP server (the MCP registry's API)"),
+  mcpRoute("GET /servers/:serverName/versions/:version", "Query.mcpServerVersion", "Get one version of an MCP server, or `latest` (the MCP registry's API)"),
 ];
 
 /**
@@ -82,9 +103,9 @@ export function restArguments<A extends { name: string }>(args: readonly A[]): A
   return args.filter((a) => !HEADER_ARGUMENTS.has(a.name));
 }
 
-/** The full path of a route, e.g. `/api/v1/providers/:providerCode`. */
-export function restPath(path: string): string {
-  return path === "/" ? REST_BASE : `${REST_BASE}${path}`;
+/** The full path of a route's path under its base, e.g. `/api/v1/providers/:providerCode`. */
+export function restPath(path: string, base: RestBase = REST_BASE): string {
+  return path === "/" ? base : `${base}${path}`;
 }
 
 /** A path as URI templates and the OpenAPI document write it: `:providerCode` becomes `{providerCode}`. */
@@ -97,7 +118,7 @@ export function pathParams(path: string): string[] {
   return [...path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1] as string);
 }
 
-/** Matches a request path (relative to REST_BASE) against a route path; answers its parameters. */
+/** Matches a request path (relative to its base) against a route path; answers its parameters. */
 export function matchPath(pattern: string, path: string): Record<string, string> | null {
   return matchSegments(segmentsOf(pattern), segmentsOf(path));
 }
@@ -131,14 +152,18 @@ const COMPILED = REST_ROUTES.map((route) => ({
 }));
 
 /**
- * The routes a path (relative to REST_BASE) matches, with their parameters. A fixed segment wins
+ * The routes a path (relative to `base`) matches, with their parameters. A fixed segment wins
  * over a parameter: when a route without parameters matches (`/reviews/queue`), only such routes are
  * answered, not `/reviews/{reviewCode}`.
  */
-export function routesOf(relative: string): { route: RestRoute; params: Record<string, string> }[] {
+export function routesOf(
+  relative: string,
+  base: RestBase = REST_BASE,
+): { route: RestRoute; params: Record<string, string> }[] {
   const got = segmentsOf(relative);
   const matches: { route: RestRoute; params: Record<string, string>; fixed: boolean }[] = [];
   for (const { route, segments, fixed } of COMPILED) {
+    if (route.base !== base) continue;
     const params = matchSegments(segments, got);
     if (params) matches.push({ route, params, fixed });
   }

@@ -24,16 +24,19 @@
 import type { ExecutionArgs, GraphQLSchema } from "graphql";
 import { useSofa } from "sofa-api";
 import { sofaErrorHandler } from "./problem.ts";
-import { REST_BASE, REST_ROUTES, type RestRoute } from "./rest.routes.ts";
+import { REST_BASE, REST_BASES, REST_ROUTES, type RestBase, type RestRoute } from "./rest.routes.ts";
 
-/** The SOFA configuration of a schema: the route table, its base path, our error answers. */
-export function sofaConfig(schema: GraphQLSchema) {
+/**
+ * The SOFA configuration of a schema for one base path: the routes of the table under it, the
+ * base, our error answers. SOFA has one base path, so each base has its own SOFA.
+ */
+export function sofaConfig(schema: GraphQLSchema, base: RestBase = REST_BASE) {
   return {
     schema,
-    basePath: REST_BASE,
+    basePath: base,
     depthLimit: 3,
     routes: Object.fromEntries(
-      REST_ROUTES.map((r) => [
+      REST_ROUTES.filter((r) => r.base === base).map((r) => [
         r.field,
         { method: r.method, path: r.path, responseStatus: r.status, tags: [r.tag], description: r.summary },
       ]),
@@ -54,11 +57,16 @@ export function sofaHandlers(
   context: (serverContext: unknown) => unknown,
   execute: (args: ExecutionArgs) => unknown,
 ): Map<RestRoute, SofaHandler> {
-  const router = useSofa({ ...sofaConfig(schema), context, execute } as never) as unknown as {
-    __routes: { method?: string; path: string; handler: SofaHandler }[];
-  };
+  type Router = { __routes: { method?: string; path: string; handler: SofaHandler }[] };
+  const routers = new Map(
+    REST_BASES.map((base) => [
+      base,
+      useSofa({ ...sofaConfig(schema, base), context, execute } as never) as unknown as Router,
+    ]),
+  );
   const handlers = new Map<RestRoute, SofaHandler>();
   for (const route of REST_ROUTES) {
+    const router = routers.get(route.base) as Router;
     const found = router.__routes.find((r) => r.method?.toUpperCase() === route.method && r.path === route.path);
     if (!found) throw new Error(`SOFA built no handler for ${route.method} ${route.path}`);
     handlers.set(route, found.handler);

@@ -585,6 +585,66 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v0.1/servers": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List MCP servers (the MCP registry's API)
+     * @description The MCP registry's server list (GET /v0.1/servers, `ServerList`): one entry per version of each approved, public MCP server, in (name, version) order, paged with `metadata.nextCursor`.
+     */
+    get: operations["mcpServers"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v0.1/servers/{serverName}/versions": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List all versions of an MCP server (the MCP registry's API)
+     * @description Every version of one MCP server (GET /v0.1/servers/{serverName}/versions, `ServerList`), newest first; null, with a NOT_FOUND error, when there is no such server to show.
+     */
+    get: operations["mcpServerVersions"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v0.1/servers/{serverName}/versions/{version}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get one version of an MCP server, or `latest` (the MCP registry's API)
+     * @description One version of an MCP server (GET /v0.1/servers/{serverName}/versions/{version}, `ServerResponse`), `latest` for its latest; null, with a NOT_FOUND error, when there is none to show.
+     */
+    get: operations["mcpServerVersion"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1321,6 +1381,34 @@ export interface components {
       /** @description The base64url-encoded signature */
       signature: string;
     };
+    /** @description An MCP server.json: valid against https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json, the schema its `$schema` names, whose members are summarised here */
+    ServerJson: {
+      /** @constant */
+      $schema: "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json";
+      /** @description Reverse-DNS: the profile's serverName, else `<the registry's host, reversed>/<providerCode>` */
+      name: string;
+      /** @description The profile's name, when it is not the part of `name` after the slash */
+      title?: string;
+      description: string;
+      /** @description The profile's releaseVersion, else its version as `N.0.0` */
+      version: string;
+      /** @description The profile's homepageUrl */
+      websiteUrl?: string;
+      /** @description The profile's repository */
+      repository?: {
+        [key: string]: unknown;
+      };
+      /** @description The endpoint, when it speaks MCP */
+      remotes?: {
+        [key: string]: unknown;
+      }[];
+      /** @description The profile's packages */
+      packages?: {
+        [key: string]: unknown;
+      }[];
+    } & {
+      [key: string]: unknown;
+    };
     /** @enum {string} */
     ImportFormat: "a2a" | "mcp";
     /** @description The intake's answer, and where the document's fields went. */
@@ -1586,6 +1674,50 @@ export interface components {
      * @enum {string}
      */
     WebhookDeliveryStatus: "PENDING" | "SUCCEEDED" | "FAILED";
+    /** @description The MCP registry's `ServerList` */
+    McpServerList: {
+      servers: components["schemas"]["McpServerResponse"][];
+      metadata: {
+        /** @description The cursor of the next page, whenever this one is full; absent on the last page */
+        nextCursor?: string;
+        /** @description Entries on this page */
+        count: number;
+      };
+    };
+    /** @description The MCP registry's `ServerResponse`: a server.json and what the registry says of it */
+    McpServerResponse: {
+      server: components["schemas"]["ServerJson"];
+      _meta: {
+        "io.modelcontextprotocol.registry/official": {
+          /**
+           * @description The provider's lifecycle: ACTIVE, DEPRECATED, RETIRED (deleted)
+           * @enum {string}
+           */
+          status: "active" | "deprecated" | "deleted";
+          /** @description The lifecycle message, when there is one */
+          statusMessage?: string;
+          /**
+           * Format: date-time
+           * @description When the status last changed
+           */
+          statusChangedAt: string;
+          /**
+           * Format: date-time
+           * @description When the first profile version of this version was recorded
+           */
+          publishedAt: string;
+          /**
+           * Format: date-time
+           * @description When the entry last changed: its newest profile version, its name, status or listing
+           */
+          updatedAt: string;
+          /** @description Whether this is the version of the current profile */
+          isLatest: boolean;
+        };
+      } & {
+        [key: string]: unknown;
+      };
+    };
   };
   responses: {
     /** @description Bad request (BAD_USER_INPUT) */
@@ -2354,27 +2486,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": {
-            /** @constant */
-            $schema: "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json";
-            /** @description Reverse-DNS: the profile's serverName, else `<the registry's host, reversed>/<providerCode>` */
-            name: string;
-            /** @description The profile's name, when it is not the part of `name` after the slash */
-            title?: string;
-            description: string;
-            /** @description The profile's releaseVersion, else its version as `N.0.0` */
-            version: string;
-            /** @description The profile's homepageUrl */
-            websiteUrl?: string;
-            /** @description The profile's repository */
-            repository?: Record<string, never>;
-            /** @description The endpoint, when it speaks MCP */
-            remotes?: Record<string, never>[];
-            /** @description The profile's packages */
-            packages?: Record<string, never>[];
-          } & {
-            [key: string]: unknown;
-          };
+          "application/json": components["schemas"]["ServerJson"];
         };
       };
       /** @description Not Modified: If-None-Match matched; no body */
@@ -3334,6 +3446,173 @@ export interface operations {
       409: components["responses"]["CONFLICT"];
       413: components["responses"]["PAYLOAD_TOO_LARGE"];
       415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  mcpServers: {
+    parameters: {
+      query?: {
+        /** @description The metadata.nextCursor of the previous page (opaque) */
+        cursor?: string;
+        /** @description Page size, 1–100 (default 30) */
+        limit?: number;
+        /** @description A part of the server's name, case ignored */
+        search?: string;
+        /** @description Only entries updated after this instant (RFC 3339); deleted ones included */
+        updated_since?: string;
+        /** @description `latest` for each server's latest version only, or one exact version */
+        version?: string;
+        /** @description Include deleted (retired) servers (default false; always true with updated_since, and false together with it is a 400) */
+        include_deleted?: boolean;
+      };
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description List MCP servers (the MCP registry's API) */
+      200: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["McpServerList"];
+        };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  mcpServerVersions: {
+    parameters: {
+      query?: {
+        /** @description Find a deleted (retired) server too (default false) */
+        include_deleted?: boolean;
+      };
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
+      path: {
+        /** @description The server's name, percent-encoded in a path (`io.github.owner%2Fweather`) */
+        serverName: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description List all versions of an MCP server (the MCP registry's API) */
+      200: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["McpServerList"];
+        };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      404: components["responses"]["NOT_FOUND"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  mcpServerVersion: {
+    parameters: {
+      query?: {
+        /** @description Find a deleted (retired) server too (default false) */
+        include_deleted?: boolean;
+      };
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
+      path: {
+        /** @description The server's name, percent-encoded in a path (`io.github.owner%2Fweather`) */
+        serverName: string;
+        /** @description The version, percent-encoded in a path (`1.0.0%2B20130313144700`), or `latest` */
+        version: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Get one version of an MCP server, or `latest` (the MCP registry's API) */
+      200: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["McpServerResponse"];
+        };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      404: components["responses"]["NOT_FOUND"];
       429: components["responses"]["RATE_LIMITED"];
       500: components["responses"]["INTERNAL"];
     };
