@@ -190,6 +190,9 @@ export function syntheticAgent(
     protocol,
     authScheme: pick(rng, ["NONE", "BEARER", "BEARER", "API_KEY", "OAUTH2", "MTLS"] as const),
     healthUrl: rng() < 0.5 ? `https://${host}/health` : null,
+    transport: null,
+    headers: [],
+    variables: [],
   };
   const policy =
     rng() < 0.2
