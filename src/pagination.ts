@@ -7,9 +7,9 @@ import { badInput } from "./errors.ts";
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
 
-/** The page size asked for, or a 400 naming `limit`. */
-export function pageSize(limit: number | null | undefined): number {
-  if (limit === null || limit === undefined) return DEFAULT_LIMIT;
+/** The page size asked for, or a 400 naming `limit`; `fallback` when none is asked for. */
+export function pageSize(limit: number | null | undefined, fallback = DEFAULT_LIMIT): number {
+  if (limit === null || limit === undefined) return fallback;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
     throw badInput(`limit must be a whole number from 1 to ${MAX_LIMIT}`, [
       { path: "limit", message: `must be from 1 to ${MAX_LIMIT}` },

@@ -10,9 +10,8 @@ import { derivedReleaseVersion } from "./server.json.ts";
 /** The `_meta` key under which the official MCP registry says what it knows of an entry. */
 export const OFFICIAL_META = "io.modelcontextprotocol.registry/official";
 
-/** The official registry's page size: 30 unless asked, at most 100. */
+/** The official registry's page size unless one is asked for (at most 100, as every list here). */
 export const MCP_DEFAULT_LIMIT = 30;
-export const MCP_MAX_LIMIT = 100;
 
 /** A server name as server.json allows it: one slash, no `:` (so a cursor splits at its first `:`). */
 const SERVER_NAME = /^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/;
@@ -29,17 +28,6 @@ export function isMcpServer(profile: Pick<Profile, "endpoint" | "packages">): bo
 /** The release a profile version describes: its own `releaseVersion`, else the profile version as `N.0.0`. */
 export function releaseOf(profile: Pick<Profile, "releaseVersion">, profileVersion: number): string {
   return profile.releaseVersion ?? derivedReleaseVersion(profileVersion);
-}
-
-/** The page size asked for (`limit`), or a 400 naming it. */
-export function mcpPageSize(limit: number | null | undefined): number {
-  if (limit === null || limit === undefined) return MCP_DEFAULT_LIMIT;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MCP_MAX_LIMIT) {
-    throw badInput(`limit must be a whole number from 1 to ${MCP_MAX_LIMIT}`, [
-      { path: "limit", message: `must be from 1 to ${MCP_MAX_LIMIT}` },
-    ]);
-  }
-  return limit;
 }
 
 /** Where a page ends: its last entry's name and version. */

@@ -11,13 +11,12 @@
  */
 import { builder, type Context } from "../builder.ts";
 import { badInput, notFound } from "../errors.ts";
+import { MAX_LIMIT, pageSize } from "../pagination.ts";
 import {
   decodedAgain,
   decodeServerCursor,
   encodeServerCursor,
   MCP_DEFAULT_LIMIT,
-  MCP_MAX_LIMIT,
-  mcpPageSize,
   serverResponse,
 } from "./mcp.registry.rules.ts";
 import { listReleases, type ReleaseRow, serverReleases } from "./mcp.registry.store.ts";
@@ -77,7 +76,7 @@ builder.queryFields((t) => ({
       "The MCP registry's server list (GET /v0.1/servers, `ServerList`): one entry per version of each approved, public MCP server, in (name, version) order, paged with `metadata.nextCursor`.",
     args: {
       cursor: t.arg.string({ description: "The metadata.nextCursor of the previous page (opaque)" }),
-      limit: t.arg.int({ description: `Page size, 1–${MCP_MAX_LIMIT} (default ${MCP_DEFAULT_LIMIT})` }),
+      limit: t.arg.int({ description: `Page size, 1–${MAX_LIMIT} (default ${MCP_DEFAULT_LIMIT})` }),
       search: t.arg.string({ description: "A part of the server's name, case ignored" }),
       updated_since: t.arg({
         type: "DateTime",
@@ -87,7 +86,7 @@ builder.queryFields((t) => ({
       include_deleted: t.arg.boolean({ description: LIST_DELETED }),
     },
     resolve: async (_root, args, ctx) => {
-      const limit = mcpPageSize(args.limit);
+      const limit = pageSize(args.limit, MCP_DEFAULT_LIMIT);
       const after = decodeServerCursor(args.cursor);
       const since = args.updated_since ?? null;
       // Incremental sync must learn of deletions, so it always sees them (as the official registry).
