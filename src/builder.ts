@@ -35,6 +35,11 @@ export interface Context {
   response: ResponseBag;
 }
 
+/** Where the registry is reached, for the URLs and names it writes: PUBLIC_URL, else the request's origin. */
+export function publicBase(ctx: Context): string {
+  return ctx.config.publicUrl ?? new URL(ctx.request.url).origin;
+}
+
 export const builder = new SchemaBuilder<{
   PrismaTypes: PrismaTypes;
   Context: Context;

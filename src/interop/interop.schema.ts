@@ -4,7 +4,7 @@
  * JSON Patch between two profile versions (`versionDiff`). The logic lives beside this file
  * (agent.card.ts, import.ts) and in providers/version.diff.ts; this file only registers it.
  */
-import { builder } from "../builder.ts";
+import { builder, publicBase } from "../builder.ts";
 import { badInput, notFound } from "../errors.ts";
 import { idempotencyOf, REPLAY_NOTICE } from "../idempotency/idempotency.plugin.ts";
 import { OWNER_FIELDS, type Profile, validateIntake } from "../providers/provider.rules.ts";
@@ -225,7 +225,7 @@ builder.queryFields((t) => ({
       if (endpoint === null) {
         throw notFound(`Provider "${args.providerCode}" has no endpoint (it ships as packages), so no A2A card`);
       }
-      const base = ctx.config.publicUrl ?? new URL(ctx.request.url).origin;
+      const base = publicBase(ctx);
       const card = agentCardOf(
         {
           ...provider,
@@ -261,7 +261,7 @@ builder.queryFields((t) => ({
       if (profile.endpoint?.protocol !== "MCP" && profile.packages.length === 0) {
         throw notFound(`Provider "${args.providerCode}" is not an MCP server: it has no MCP endpoint and no packages`);
       }
-      const base = ctx.config.publicUrl ?? new URL(ctx.request.url).origin;
+      const base = publicBase(ctx);
       return serverJsonOf({ ...profile, providerCode: provider.providerCode, version: provider.version }, base);
     },
   }),

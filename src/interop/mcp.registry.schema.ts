@@ -9,7 +9,7 @@
  * package); by name also the unlisted ones, as profiles are by code. Their entries are kept in
  * `mcp_server_versions` by the writes (mcp.registry.store.ts); the rules are in mcp.registry.rules.ts.
  */
-import { builder, type Context } from "../builder.ts";
+import { builder, type Context, publicBase } from "../builder.ts";
 import { badInput, notFound } from "../errors.ts";
 import { MAX_LIMIT, pageSize } from "../pagination.ts";
 import {
@@ -23,11 +23,6 @@ import { listReleases, type ReleaseRow, serverReleases } from "./mcp.registry.st
 import { registryNamespace, serverJsonOf } from "./server.json.ts";
 
 type Json = Record<string, unknown>;
-
-/** The base URL names are derived from: the configured public URL, else the request's origin. */
-function baseOf(ctx: Context): string {
-  return ctx.config.publicUrl ?? new URL(ctx.request.url).origin;
-}
 
 /**
  * An entry: the server.json of the newest profile version of its release, under the server's
@@ -49,7 +44,7 @@ async function entriesOf(
   ctx: Context,
   args: { serverName: string; version?: string | null; include_deleted?: boolean | null },
 ): Promise<{ rows: ReleaseRow[]; base: string }> {
-  const base = baseOf(ctx);
+  const base = publicBase(ctx);
   const name = decodedAgain(args.serverName);
   const prefix = `${registryNamespace(base)}/`;
   const version = args.version === undefined || args.version === null ? null : decodedAgain(args.version);
@@ -95,7 +90,7 @@ builder.queryFields((t) => ({
           { path: "include_deleted", message: "must not be false when updated_since is given" },
         ]);
       }
-      const base = baseOf(ctx);
+      const base = publicBase(ctx);
       const rows = await listReleases(ctx.db, {
         prefix: `${registryNamespace(base)}/`,
         after,

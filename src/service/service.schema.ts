@@ -1,7 +1,7 @@
 /**
  * What the service says about itself: its description (`GET /api/v1`) and its health.
  */
-import { builder } from "../builder.ts";
+import { builder, publicBase } from "../builder.ts";
 import { SERVICE_NAME, SERVICE_VERSION } from "../config.ts";
 import { ping } from "../db/client.ts";
 import { pathTemplate, REST_ROUTES, restPath } from "../http/rest/rest.routes.ts";
@@ -50,7 +50,7 @@ builder.queryFields((t) => ({
     type: ServiceRef,
     description: "The service: its name, version, where its specification is, and its main routes.",
     resolve: (_root, _args, ctx) => {
-      const base = ctx.config.publicUrl ?? new URL(ctx.request.url).origin;
+      const base = publicBase(ctx);
       return {
         name: SERVICE_NAME,
         version: SERVICE_VERSION,
