@@ -251,6 +251,10 @@ export async function openDb(
   // (src/providers/provider.search.store.ts), and with the default those pages were read again from the
   // OS on every request once the registry outgrew the cache.
   await client.$executeRawUnsafe("PRAGMA cache_size = -65536");
+  // A statement that may fail halfway inside a transaction (an UPDATE whose trigger rewrites the
+  // search index) keeps a statement journal to undo itself; in a file, that was a temporary file
+  // created and deleted by every other PATCH, on the event loop. In memory it is a few pages.
+  await client.$executeRawUnsafe("PRAGMA temp_store = MEMORY");
   if (path !== ":memory:") {
     // Checkpoints in a worker thread, not inside a COMMIT on the event loop (db/checkpoint.ts);
     // should the worker fail, the connection takes them back (SQLite's default, 1,000 pages).
