@@ -62,6 +62,12 @@ export interface ObjectRows {
   queryObjects(query: Pick<SqlQuery, "sql" | "args">, options?: ReadOptions): Promise<Record<string, unknown>[]>;
 }
 
+/** Transactions of raw statements on this service's own connections (PostgreSQL: db/postgres.ts). */
+export interface RawTransactions {
+  /** Runs `work` between BEGIN and COMMIT on one connection; ROLLBACK if it throws. */
+  transaction<T>(work: (rows: ObjectRows) => Promise<T>): Promise<T>;
+}
+
 /** How a raw read is run. */
 export interface ReadOptions {
   /**
@@ -74,7 +80,8 @@ export interface ReadOptions {
 /** What a raw statement needs of a driver adapter connection, which may also start transactions. */
 type RawQueryable = Pick<SqlQueryable, "queryRaw"> &
   Partial<Pick<SqlDriverAdapter, "startTransaction">> &
-  Partial<ObjectRows>;
+  Partial<ObjectRows> &
+  Partial<RawTransactions>;
 
 /** The connections that `queryRows` may read through directly, by the client that opened them. */
 const directReads = new WeakMap<object, () => Partial<RawQueryable> | undefined>();
@@ -106,7 +113,11 @@ export function readingDirectly<F extends SqlDriverAdapterFactory>(
  * db/postgres.ts) and makes its `$disconnect` end the pools (`close`): Prisma lets go of a pool it
  * was given but does not end it, nor one it never used.
  */
-export function withPools(client: object, reads: ObjectRows, close: () => Promise<void>): void {
+export function withPools(
+  client: object,
+  reads: ObjectRows & Partial<RawTransactions>,
+  close: () => Promise<void>,
+): void {
   directReads.set(client, () => reads);
   const disconnect = (client as Db).$disconnect.bind(client);
   Object.defineProperty(client, "$disconnect", {
@@ -117,8 +128,8 @@ export function withPools(client: object, reads: ObjectRows, close: () => Promis
   });
 }
 
-/** The transactions of `rawTransaction` open on a SQLite connection, by their handle. */
-const directTransactions = new WeakMap<object, RawQueryable>();
+/** The transactions of `rawTransaction` open on this service's own connections, by their handle. */
+const directTransactions = new WeakMap<object, RawQueryable | ObjectRows>();
 
 /** A transaction of `rawTransaction`: only `queryRows` runs in it (no Prisma model calls). */
 export type RawTx = { readonly rawTransaction: true; readonly dialect: Dialect };
@@ -139,13 +150,25 @@ export async function ping(db: Db): Promise<void> {
 const NO_ARGS = { args: [], argTypes: [] };
 
 /**
- * A transaction whose statements are all raw (`queryRows`). On SQLite it is started on the client's
- * own connection, which takes its turn (db/sqlite.ts) and answers once the commit is synced, without
- * Prisma's interactive-transaction machinery: ~200 us of CPU for an empty one, a tenth of a PATCH.
- * Elsewhere (PostgreSQL) it is `db.$transaction`.
+ * A transaction whose statements are all raw (`queryRows`), without Prisma's interactive-transaction
+ * machinery (~200 us of CPU for an empty one on SQLite, a tenth of a PATCH). On SQLite it is started
+ * on the client's own connection, which takes its turn (db/sqlite.ts) and answers once the commit is
+ * synced; on PostgreSQL it runs on a connection of the service's pool (db/postgres.ts). A client
+ * without either (a test's) uses `db.$transaction`.
  */
 export async function rawTransaction<T>(db: Db, work: (tx: RawTx) => Promise<T>): Promise<T> {
   const connection = directReads.get(db)?.();
+  if (connection?.transaction) {
+    return connection.transaction(async (rows) => {
+      const tx: RawTx = { rawTransaction: true, dialect: db.dialect };
+      directTransactions.set(tx, rows);
+      try {
+        return await work(tx);
+      } finally {
+        directTransactions.delete(tx);
+      }
+    });
+  }
   if (!connection?.startTransaction) return db.$transaction((tx) => work(tx as unknown as RawTx));
   const open = await connection.startTransaction();
   const tx: RawTx = { rawTransaction: true, dialect: db.dialect };

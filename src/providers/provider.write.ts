@@ -65,12 +65,14 @@ type AdapterCause = { kind?: unknown; constraint?: { fields?: unknown; index?: u
  * The columns (or index) of a unique violation; null when the error is another. Prisma's client
  * wraps the driver adapter's error (`meta.driverAdapterError`), as P2002 from a model query and as
  * P2010 from a raw one: SQLite names the columns (`constraint.fields`), PostgreSQL the index
- * (`providers_providerCode_key`, `constraint.index`). A raw statement on SQLite's own connection
- * throws better-sqlite3's error, which names `table.column` in its message.
+ * (`providers_providerCode_key`, `constraint.index`). A raw statement on the service's own
+ * connections throws the driver's error: better-sqlite3's names `table.column` in its message, pg's
+ * has SQLSTATE 23505 and the index's name.
  */
 function violatedFields(error: unknown): string[] | null {
-  const raw = error as { code?: unknown; message?: unknown } | null;
+  const raw = error as { code?: unknown; message?: unknown; constraint?: unknown } | null;
   if (raw?.code === "SQLITE_CONSTRAINT_UNIQUE") return [String(raw.message)];
+  if (raw?.code === "23505") return [String(raw.constraint)];
   if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return null;
   const meta = error.meta as { target?: unknown; driverAdapterError?: { cause?: AdapterCause } } | undefined;
   const cause = meta?.driverAdapterError?.cause;

@@ -6,7 +6,15 @@
  */
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQuery, Transaction } from "@prisma/driver-adapter-utils";
-import { type Db, dialectOf, readingDirectly, sqlitePath, withDialect, withPools } from "../../src/db/client.ts";
+import {
+  type Db,
+  dialectOf,
+  type ObjectRows,
+  readingDirectly,
+  sqlitePath,
+  withDialect,
+  withPools,
+} from "../../src/db/client.ts";
 import { PrismaClient } from "../../src/generated/prisma/client.ts";
 
 export interface CountingDb {
@@ -105,14 +113,29 @@ export async function openCountingDb(databaseUrl: string): Promise<CountingDb> {
     const postgres = openPostgres(databaseUrl, 10);
     const adapter = countFactory(postgres.adapter, statements, holds);
     db = withDialect(new PgClient({ adapter: adapter as never }), "postgresql");
+    /** The statements of `rows`, counted as they leave. */
+    const counted = (rows: ObjectRows): ObjectRows => ({
+      queryObjects: async (query, options) => {
+        statements.push(query.sql);
+        const answer = await rows.queryObjects(query, options);
+        await held(holds, query.sql);
+        return answer;
+      },
+    });
     withPools(
       db,
       {
-        queryObjects: async (query, options) => {
-          statements.push(query.sql);
-          const rows = await postgres.reads.queryObjects(query, options);
-          await held(holds, query.sql);
-          return rows;
+        ...counted(postgres.reads),
+        transaction: async (work) => {
+          statements.push("BEGIN");
+          try {
+            const result = await postgres.reads.transaction((rows) => work(counted(rows)));
+            statements.push("COMMIT");
+            return result;
+          } catch (error) {
+            statements.push("ROLLBACK");
+            throw error;
+          }
         },
       },
       postgres.close,
