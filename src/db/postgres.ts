@@ -25,8 +25,8 @@
  * `$queryRaw` answers on PostgreSQL (Date for timestamps, BigInt for int8, parsed JSON), so the
  * readers see the same either way. A transaction whose statements are all raw (a PATCH, a review
  * move: `rawTransaction`) runs on one connection of `pool` the same way, BEGIN to COMMIT: through
- * Prisma's interactive transaction each statement cost the service ~0.6 ms of its own CPU, and a
- * PATCH ~7 ms in all.
+ * Prisma's interactive transaction each statement cost more of the service's CPU than the database's
+ * (docs/performance.md).
  */
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";

@@ -1,13 +1,13 @@
 /**
- * PostgreSQL's connections (src/db/postgres.ts): pools sized by configuration, named statements,
- * plans kept for the raw reads and made per execution for Prisma and value-dependent reads, and the
- * values the direct reads answer, and the search's walk past fresh submissions. On a throwaway
- * database of the local server in both suite runs.
+ * PostgreSQL's connections (src/db/postgres.ts): pools sized by configuration, named statements, raw
+ * transactions on one connection, plans kept for the raw reads and made per execution for Prisma
+ * and value-dependent reads, the values the direct reads answer, and the search's walk past fresh
+ * submissions. On a throwaway database of the local server in both suite runs.
  */
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import pg from "pg";
-import { type Db, openDb, queryRows } from "../../src/db/client.ts";
+import { type Db, openDb, queryRows, rawTransaction } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { statementNames } from "../../src/db/postgres.ts";
 import { Prisma } from "../../src/generated/prisma/client.ts";
@@ -87,6 +87,44 @@ describe("pools", () => {
     } finally {
       await one.$disconnect();
     }
+  });
+});
+
+describe("raw transactions", () => {
+  const setup = Prisma.sql`CREATE TABLE IF NOT EXISTS "raw_tx_probe" ("k" text PRIMARY KEY)`;
+  const count = async (k: string) =>
+    Number((await queryRows(db, Prisma.sql`SELECT count(*) AS "n" FROM "raw_tx_probe" WHERE "k" = ${k}`))[0]?.n);
+
+  test("run on one connection of the per-execution pool, and commit", async () => {
+    await queryRows(db, setup);
+    const seen = await rawTransaction(db, async (tx) => {
+      const first = await queryRows(tx, backend);
+      await queryRows(tx, Prisma.sql`INSERT INTO "raw_tx_probe" ("k") VALUES (${"kept"})`);
+      const second = await queryRows(tx, backend);
+      const [level] = await queryRows(
+        tx,
+        Prisma.sql`SELECT transaction_timestamp() = statement_timestamp() AS "fresh"`,
+      );
+      return { first: first[0], second: second[0], level };
+    });
+    expect(seen.first?.pid).toBe(seen.second?.pid);
+    expect(seen.first?.plans).toBe("force_custom_plan");
+    // Inside a transaction begun before the statement: not autocommitted one by one.
+    expect(seen.level?.fresh).toBe(false);
+    expect(await count("kept")).toBe(1);
+  });
+
+  test("roll back everything when the work throws, and give its error; a unique violation is SQLSTATE 23505", async () => {
+    await queryRows(db, setup);
+    const failing = rawTransaction(db, async (tx) => {
+      await queryRows(tx, Prisma.sql`INSERT INTO "raw_tx_probe" ("k") VALUES (${"undone"})`);
+      await queryRows(tx, Prisma.sql`INSERT INTO "raw_tx_probe" ("k") VALUES (${"undone"})`);
+    });
+    await expect(failing).rejects.toMatchObject({ code: "23505", constraint: "raw_tx_probe_pkey" });
+    expect(await count("undone")).toBe(0);
+    // The connection went back to the pool usable: the next transaction on it commits.
+    await rawTransaction(db, (tx) => queryRows(tx, Prisma.sql`INSERT INTO "raw_tx_probe" ("k") VALUES (${"after"})`));
+    expect(await count("after")).toBe(1);
   });
 });
 
