@@ -30,6 +30,7 @@ import type { Config } from "../config.ts";
 import { apiError, codeOf } from "../errors.ts";
 import type { App } from "../yoga.ts";
 import { withErrorCodes } from "./graphql.http.ts";
+import { envelopeOf, keepEnvelope } from "./operation.runner.ts";
 
 export interface WebSocketOptions {
   /** How long a client may take to send `connection_init` (graphql-ws's default, 3 s). */
@@ -104,9 +105,6 @@ export function attachWebSocket(
 ): WebSocketDoor {
   const maxOperations = options.maxOperations ?? DEFAULT_MAX_OPERATIONS;
   const sockets = new WebSocketServer({ server, path: "/graphql", maxPayload: config.maxBodyBytes });
-  /** Each operation's envelope, by its context: its execute or subscribe runs in it. */
-  const envelopes = new WeakMap<object, Enveloped>();
-
   const envelope = (ctx: Ctx, credentials: Request, params?: unknown) =>
     app.getEnveloped({ request: credentials, req: ctx.extra.request, socket: ctx.extra.socket, params });
 
@@ -114,8 +112,9 @@ export function attachWebSocket(
     {
       isProd: config.production,
       connectionInitWaitTimeout: options.initTimeoutMs ?? 3000,
-      execute: (args: ExecutionArgs) => (envelopes.get(args.contextValue as object) as Enveloped).execute(args),
-      subscribe: (args: ExecutionArgs) => (envelopes.get(args.contextValue as object) as Enveloped).subscribe(args),
+      // Each operation's execute or subscribe runs in the envelope its context was built in.
+      execute: (args: ExecutionArgs) => envelopeOf(args.contextValue).execute(args),
+      subscribe: (args: ExecutionArgs) => envelopeOf(args.contextValue).subscribe(args),
 
       async onConnect(ctx) {
         const credentials = credentialsOf(ctx);
@@ -176,7 +175,7 @@ export function attachWebSocket(
           if (error instanceof GraphQLError) return [error];
           throw error;
         }
-        envelopes.set(contextValue, run);
+        keepEnvelope(contextValue, run);
         return {
           schema: run.schema,
           document,
