@@ -212,4 +212,13 @@ describe("the directory's search", () => {
     }
     expect(after).toBeGreaterThan(before);
   });
+
+  test("keeps each row's search vector in the row, where the walk reads it, not in the toast table", async () => {
+    const [column] = await queryRows(
+      db,
+      Prisma.sql`SELECT "attstorage" FROM pg_attribute WHERE "attrelid" = 'providers'::regclass AND "attname" = 'searchVector'`,
+    );
+    // `m` (MAIN): moved out of line only when the row cannot fit otherwise; `x`, the default, goes first.
+    expect(column?.attstorage).toBe("m");
+  });
 });

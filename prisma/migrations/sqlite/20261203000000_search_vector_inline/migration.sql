@@ -1,0 +1,2 @@
+-- PostgreSQL keeps its search vector in the row (its step of the same name). SQLite's search index is
+-- a table of its own (provider_search), so nothing changes here.
