@@ -905,6 +905,7 @@ async function main() {
           owner: owner as Owner,
           subscribers: 1000,
           events: 40,
+          warmup: 10,
           rate: 2,
         });
         feedRuns.push(sample);
