@@ -36,8 +36,8 @@ export interface Prepared {
 /**
  * Where an operation's context keeps the envelope it was built in, for an `execute` that is handed
  * only the context (SOFA's, graphql-ws'). On the context itself, not in a WeakMap keyed by it: V8's
- * minor GC keeps a WeakMap's entries alive, so every request's context and envelope were promoted
- * and freed only by a full GC — REST reads spent a fifth of their CPU collecting them.
+ * minor GC keeps a WeakMap's entries alive, so every request's context and envelope would be promoted
+ * and freed only by a full GC (docs/architecture.md, "One operation runner").
  */
 const ENVELOPE = Symbol("envelope");
 

@@ -4,8 +4,7 @@
  * when each change reached it. The latency of a (change, subscriber) pair is from the moment the
  * PATCH was sent to the moment its message arrived; the figure is its p50/p99 over all pairs.
  * `warmup` changes go first, unrecorded, as every other cell has its warm-up: the first changes a
- * process fans out run code V8 has not optimised yet (alone, the first two took 80–136 ms to reach
- * everyone, the rest 34–67).
+ * process fans out run code V8 has not optimised yet (docs/performance.md).
  */
 import http from "node:http";
 
