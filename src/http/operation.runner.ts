@@ -2,7 +2,7 @@
  * How an operation runs, from either door: through Yoga's envelope of the app's plugins for its
  * request — the app's context, the GraphQL limits and their validation verdicts, valid text,
  * idempotency, rate limits, compiled execution, the feed — as Yoga itself would run it. The REST lane
- * (rest/rest.plugin.ts) gives SOFA this runner's `context` and `execute`; the /graphql fast lane
+ * (rest/rest.plugin.ts) gives SOFA this runner's `context` and `executeInEnvelope`; the /graphql fast lane
  * (graphql.http.ts) prepares and runs a posted operation here. An app has one runner, made from its
  * Yoga instance by whichever lane meets it first (`onYogaInit`).
  */
@@ -106,11 +106,11 @@ export class OperationRunner {
     keepEnvelope(contextValue, run);
     return contextValue;
   };
-
-  /** SOFA's execute: in the envelope its context was built in. */
-  readonly execute = (args: ExecutionArgs): unknown =>
-    envelopeOf(args.contextValue).execute(args as Parameters<Enveloped["execute"]>[0]);
 }
+
+/** SOFA's execute: in the envelope its context was built in, whichever app built it. */
+export const executeInEnvelope = (args: ExecutionArgs): unknown =>
+  envelopeOf(args.contextValue).execute(args as Parameters<Enveloped["execute"]>[0]);
 
 const runners = new WeakMap<object, OperationRunner>();
 

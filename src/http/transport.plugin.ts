@@ -2,6 +2,7 @@
  * The transport-level routes that are not GraphQL operations: liveness, readiness, the OpenAPI
  * document and the registry's public signing keys (API.md §4, marked "transport"), for GET and HEAD.
  */
+import type { GraphQLSchema } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { stringify } from "yaml";
 import type { AppState } from "../app.state.ts";
@@ -15,16 +16,25 @@ function probe(fetchAPI: { Response: typeof Response }, status: string, code = 2
   return fetchAPI.Response.json({ status }, { status: code, headers: { "Cache-Control": "no-store" } });
 }
 
+/** The OpenAPI document of a schema as served, made when first asked for and shared by every app of that schema. */
+const served = new WeakMap<GraphQLSchema, { json: string; yaml: string }>();
+function openApiOf(schema: GraphQLSchema): { json: string; yaml: string } {
+  let texts = served.get(schema);
+  if (!texts) {
+    const doc = openApiDocument(schema);
+    texts = { json: JSON.stringify(doc, null, 2), yaml: stringify(doc, { aliasDuplicateObjects: false }) };
+    served.set(schema, texts);
+  }
+  return texts;
+}
+
 export function useTransportRoutes(options: { db: Db; state: AppState; config: Config }): Plugin {
   // Loaded (or generated) now, so keys that cannot be used stop the app from starting.
   const keys = signingKeys(options.config);
-  let json: string | undefined;
-  let yaml: string | undefined;
+  let schema: GraphQLSchema | undefined;
   return {
-    onSchemaChange({ schema }) {
-      const doc = openApiDocument(schema);
-      json = JSON.stringify(doc, null, 2);
-      yaml = stringify(doc, { aliasDuplicateObjects: false });
+    onSchemaChange({ schema: next }) {
+      schema = next;
     },
     async onRequest({ request, url, endResponse, fetchAPI }) {
       if (request.method !== "GET" && request.method !== "HEAD") return;
@@ -43,9 +53,17 @@ export function useTransportRoutes(options: { db: Db; state: AppState; config: C
           return endResponse(ready ? probe(fetchAPI, "ready") : probe(fetchAPI, "unavailable", 503));
         }
         case "/openapi.json":
-          return endResponse(new fetchAPI.Response(json, { headers: { "Content-Type": "application/json" } }));
+          return endResponse(
+            new fetchAPI.Response(schema && openApiOf(schema).json, {
+              headers: { "Content-Type": "application/json" },
+            }),
+          );
         case "/openapi.yaml":
-          return endResponse(new fetchAPI.Response(yaml, { headers: { "Content-Type": "application/yaml" } }));
+          return endResponse(
+            new fetchAPI.Response(schema && openApiOf(schema).yaml, {
+              headers: { "Content-Type": "application/yaml" },
+            }),
+          );
         // Verifiers fetch it rarely and a rotation keeps the old key published for days: minutes of caching are safe.
         case "/.well-known/jwks.json":
           return endResponse(

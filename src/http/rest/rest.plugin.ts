@@ -30,7 +30,7 @@ import type { Plugin } from "graphql-yoga";
 import { escapeToken } from "rfc6902/pointer.js";
 import { apiError, badInput, type FieldError, notFound, unauthenticated } from "../../errors.ts";
 import { READ_ONLY_FIELDS } from "../../providers/provider.rules.ts";
-import { type OperationRunner, operationRunner } from "../operation.runner.ts";
+import { executeInEnvelope, type OperationRunner, operationRunner } from "../operation.runner.ts";
 import { routePattern } from "../request.log.ts";
 import { bodyText } from "../text.plugin.ts";
 import { problemResponse } from "./problem.ts";
@@ -300,8 +300,28 @@ async function check(
 /** What the guard leaves on the server context for the operation SOFA runs. */
 interface RestContext {
   restNulls?: string[];
+  /** The app's runner, whose context SOFA's handler builds (`handlersOf`). */
+  runner?: OperationRunner;
   /** The log line's fields (edge.plugin.ts): the guard names the route it matched. */
   logFields?: { route?: string };
+}
+
+/**
+ * SOFA's handlers of a schema, built once however many apps serve it (tests make dozens): each
+ * request's server context carries its app's runner, whose context and execution the handler uses.
+ */
+const built = new WeakMap<GraphQLSchema, Map<RestRoute, SofaHandler>>();
+function handlersOf(schema: GraphQLSchema): Map<RestRoute, SofaHandler> {
+  let handlers = built.get(schema);
+  if (!handlers) {
+    handlers = sofaHandlers(
+      schema,
+      (serverContext) => ((serverContext as RestContext).runner as OperationRunner).context(serverContext),
+      executeInEnvelope,
+    );
+    built.set(schema, handlers);
+  }
+  return handlers;
 }
 
 /**
@@ -313,10 +333,6 @@ export function useRest(): Plugin[] {
   let schema: GraphQLSchema | undefined;
   let runner: OperationRunner | undefined;
   let handlers: Map<RestRoute, SofaHandler> | undefined;
-  // SOFA's handlers run operations with the app's runner: built once both the schema and the runner are known.
-  const build = () => {
-    if (schema && runner) handlers = sofaHandlers(schema, runner.context, runner.execute);
-  };
   // SOFA turns a body's `null` into an absent variable; put it back so that `null` clears a field.
   const nulls: Plugin = {
     onExecute({ args }) {
@@ -328,11 +344,10 @@ export function useRest(): Plugin[] {
   const routes: Plugin = {
     onYogaInit({ yoga }) {
       runner = operationRunner(yoga);
-      build();
     },
     onSchemaChange({ schema: next }) {
       schema = next;
-      build();
+      handlers = handlersOf(next);
     },
     async onRequest({ request, url, serverContext, endResponse }) {
       const base = restBaseOf(url.pathname);
@@ -342,6 +357,7 @@ export function useRest(): Plugin[] {
         const { route, params, nulls } = await check(schema, request, url, base);
         const rest = serverContext as RestContext;
         rest.restNulls = nulls;
+        rest.runner = runner;
         if (rest.logFields) rest.logFields.route = routePattern(route);
         endResponse(await runSofaHandler(handlers.get(route) as SofaHandler, request, params, serverContext));
       } catch (error) {
