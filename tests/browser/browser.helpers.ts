@@ -1,5 +1,5 @@
 /**
- * Browser test helpers: the real app on a real port, Debian's Chromium driven by playwright-core,
+ * Browser test helpers: the real app on a real port, Chromium (browser.path.ts) driven by playwright-core,
  * contexts that refuse (and record) every request leaving localhost, and screenshots kept as test
  * artifacts in tests/browser/artifacts/.
  */
@@ -7,6 +7,7 @@ import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { type Listening, listen } from "../helpers.ts";
+import { browserPath } from "./browser.path.ts";
 
 export const ARTIFACTS = fileURLToPath(new URL("./artifacts/", import.meta.url));
 export const PHONE = { width: 390, height: 844 } as const;
@@ -17,9 +18,9 @@ export type Running = Listening;
 /** The app of the test configuration, listening on 127.0.0.1 on a free port. */
 export const startServer = (): Promise<Running> => listen();
 
-export function launchBrowser(): Promise<Browser> {
+export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    executablePath: await browserPath(),
     args: [
       "--no-sandbox",
       "--disable-gpu",
