@@ -21,7 +21,7 @@
  *   document, contextValue, variableValues, operationName })`, hands `result.errors` or what throws
  *   to `errorHandler`, and answers `data[field]` as JSON with the route's status.
  */
-import type { ExecutionArgs, GraphQLSchema } from "graphql";
+import { type ExecutionArgs, type GraphQLSchema, type ObjectTypeDefinitionNode, parse, printType } from "graphql";
 import { useSofa } from "sofa-api";
 import { sofaErrorHandler } from "./problem.ts";
 import { REST_BASE, REST_BASES, REST_ROUTES, type RestBase, type RestRoute } from "./rest.routes.ts";
@@ -31,6 +31,7 @@ import { REST_BASE, REST_BASES, REST_ROUTES, type RestBase, type RestRoute } fro
  * base, our error answers. SOFA has one base path, so each base has its own SOFA.
  */
 export function sofaConfig(schema: GraphQLSchema, base: RestBase = REST_BASE) {
+  withRootDefinitions(schema);
   return {
     schema,
     basePath: base,
@@ -43,6 +44,17 @@ export function sofaConfig(schema: GraphQLSchema, base: RestBase = REST_BASE) {
     ),
     errorHandler: sofaErrorHandler,
   };
+}
+
+/**
+ * SOFA reads each argument's description from its root type's definition node and, for a schema
+ * built in code (no such nodes), prints and parses the whole root type again for every argument
+ * of every route: most of the second it takes to build. The same node, made once, is kept on the type.
+ */
+function withRootDefinitions(schema: GraphQLSchema): void {
+  for (const type of [schema.getQueryType(), schema.getMutationType()]) {
+    if (type && !type.astNode) type.astNode = parse(printType(type)).definitions[0] as ObjectTypeDefinitionNode;
+  }
 }
 
 /** A route handler SOFA built. */
