@@ -1,4 +1,21 @@
-/** Native ESM jest (jose 6 and Prisma 7's client are ESM only), TypeScript through SWC. */
+/**
+ * Native ESM jest (jose 6 and Prisma 7's client are ESM only), TypeScript through SWC. Each test file
+ * has a database of its own (tests/database.ts), so files run in two workers side by side.
+ *
+ * TEST_DIALECT_ONLY=1 leaves out the files whose outcome cannot depend on the database's dialect
+ * (pure rules, generated code and types, the OpenAPI document, the examples, the pages): .ci/run
+ * runs them once, on SQLite, and only the rest again on PostgreSQL.
+ */
+export const DIALECT_INDEPENDENT = [
+  "<rootDir>/tests/unit/",
+  "<rootDir>/tests/web/",
+  "<rootDir>/tests/examples/",
+  "<rootDir>/tests/browser/",
+  "<rootDir>/tests/rest/openapi",
+  "<rootDir>/tests/graphql/schema.test.ts",
+  "<rootDir>/tests/http/sofa.internals.test.ts",
+];
+
 export default {
   testEnvironment: "node",
   extensionsToTreatAsEsm: [".ts"],
@@ -9,7 +26,16 @@ export default {
     ],
   },
   testMatch: ["<rootDir>/tests/**/*.test.ts"],
-  testPathIgnorePatterns: ["/node_modules/", "<rootDir>/tests/bench/"],
+  testPathIgnorePatterns: [
+    "/node_modules/",
+    "<rootDir>/tests/bench/",
+    ...(process.env.TEST_DIALECT_ONLY === "1" ? DIALECT_INDEPENDENT : []),
+  ],
   globalSetup: "<rootDir>/tests/global-setup.ts",
+  globalTeardown: "<rootDir>/tests/global-teardown.ts",
+  maxWorkers: 2,
+  // A worker that grew past this (each file loads the app's modules anew) is replaced between files.
+  workerIdleMemoryLimit: "1GB",
+  reporters: ["default", "<rootDir>/tests/slowest.reporter.js"],
   testTimeout: 30000,
 };

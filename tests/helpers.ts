@@ -1,5 +1,5 @@
 /**
- * Shared test helpers: the app on the run's database, requests through the front door
+ * Shared test helpers: the app on this file's own database, requests through the front door
  * (`yoga.fetch`), and builders for test data. Every test makes its own providers with unique codes.
  */
 import { randomBytes } from "node:crypto";
@@ -10,7 +10,11 @@ import { signReviewerToken } from "../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../src/config.ts";
 import { dialectOf, openDb } from "../src/db/client.ts";
 import { createApp } from "../src/yoga.ts";
+import { copyOfTemplate } from "./database.ts";
 
+// This file's own copy of the run's template (tests/database.ts): what `appWith` and the server
+// processes of this file inherit too.
+process.env.DATABASE_URL = await copyOfTemplate();
 export const config = loadConfig({ ...process.env, NODE_ENV: "test" });
 export const db = await openDb(config.databaseUrl);
 export const app = createApp(config, db);

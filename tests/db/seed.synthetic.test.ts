@@ -9,12 +9,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import pg from "pg";
 import { seedSynthetic } from "../../scripts/synthetic/seed.ts";
 import { MARKERS } from "../../scripts/synthetic/vocabulary.ts";
 import { type Db, dialectOf, openDb } from "../../src/db/client.ts";
 import { AGENT_TYPES, TRUST_TIERS, VISIBILITIES, validateIntake } from "../../src/providers/provider.rules.ts";
 import { createApp } from "../../src/yoga.ts";
+import { pgAdmin } from "../database.ts";
 import { config, reviewerToken } from "../helpers.ts";
 
 const NOW = new Date("2026-01-01T00:00:00Z");
@@ -201,7 +201,8 @@ if (pgUrl && dialectOf(pgUrl) === "postgresql") {
     const name = `agent_registry_seed_${process.pid}_${Date.now()}`;
     const url = new URL(pgUrl);
     url.pathname = `/${name}`;
-    const admin = () => new pg.Client({ connectionString: pgUrl });
+    // The maintenance database: the suite's own is the template other files are copying.
+    const admin = () => pgAdmin(pgUrl);
     let s: Awaited<ReturnType<typeof seeded>>;
 
     beforeAll(async () => {

@@ -1,0 +1,102 @@
+/**
+ * The suite's databases. The global setup migrates one template per run; each test file that opens
+ * a database gets a copy of its own (a file copy on SQLite, `CREATE DATABASE … TEMPLATE` on
+ * PostgreSQL), so files run side by side in jest's workers, none sees another's rows, and none pays
+ * for the migrations. The global teardown drops the copies.
+ *
+ * The template is TEST_DATABASE_URL when it names a PostgreSQL database (a throwaway one: .ci/run
+ * creates and drops it), else a SQLite file in a folder of the run's own.
+ */
+import { randomBytes } from "node:crypto";
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import pg from "pg";
+import { dialectOf, sqlitePath } from "../src/db/client.ts";
+import { migrate } from "../src/db/migrate.ts";
+
+/** Where the global setup leaves the template's URL for the workers. */
+const TEMPLATE = "TEST_TEMPLATE_URL";
+
+/** A PostgreSQL URL with another database name. */
+export function withDatabase(url: string, name: string): string {
+  const other = new URL(url);
+  other.pathname = `/${name}`;
+  return other.toString();
+}
+
+/** The server's maintenance database, from which databases are created and dropped (never a template). */
+export function pgAdmin(url = process.env.TEST_DATABASE_URL || PG_DEFAULT): pg.Client {
+  return new pg.Client({ connectionString: withDatabase(url, "postgres"), connectionTimeoutMillis: 3000 });
+}
+
+/** PostgreSQL on every development and CI machine (ARCHITECTURE.md). */
+export const PG_DEFAULT = "postgresql://postgres@127.0.0.1:5432/postgres";
+
+/** Runs one statement on the maintenance database. */
+export async function pgAdminQuery(sql: string, url?: string): Promise<void> {
+  const admin = pgAdmin(url);
+  await admin.connect();
+  try {
+    await admin.query(sql);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** Global setup: migrates the run's template and tells the workers where it is. */
+export async function createTemplate(): Promise<string> {
+  const given = process.env.TEST_DATABASE_URL;
+  const url =
+    given && dialectOf(given) === "postgresql"
+      ? given
+      : `file:${join(mkdtempSync(join(tmpdir(), "agent-registry-test-")), "template.db")}`;
+  // Closing the migration's connection checkpoints SQLite's WAL into the file, so a copy is whole.
+  await migrate(url);
+  process.env[TEMPLATE] = url;
+  return url;
+}
+
+function template(): string {
+  const url = process.env[TEMPLATE];
+  if (!url) throw new Error(`${TEMPLATE} is unset: the suite's global setup (tests/global-setup.ts) did not run`);
+  return url;
+}
+
+const pgName = (url: string) => decodeURIComponent(new URL(url).pathname.slice(1));
+
+/** A fresh copy of the template, for one test file (or one test that needs a database of its own). */
+export async function copyOfTemplate(): Promise<string> {
+  const source = template();
+  const suffix = randomBytes(5).toString("hex");
+  if (dialectOf(source) === "sqlite") {
+    const from = sqlitePath(source);
+    const to = join(dirname(from), `copy-${suffix}.db`);
+    copyFileSync(from, to);
+    if (existsSync(`${from}-wal`)) copyFileSync(`${from}-wal`, `${to}-wal`);
+    return `file:${to}`;
+  }
+  const name = `${pgName(source)}_${suffix}`;
+  await pgAdminQuery(`CREATE DATABASE "${name}" TEMPLATE "${pgName(source)}"`, source);
+  return withDatabase(source, name);
+}
+
+/** Global teardown: drops every copy (and the SQLite template's folder). */
+export async function dropCopies(): Promise<void> {
+  const source = process.env[TEMPLATE];
+  if (!source) return;
+  if (dialectOf(source) === "sqlite") {
+    rmSync(dirname(sqlitePath(source)), { recursive: true, force: true });
+    return;
+  }
+  const admin = pgAdmin(source);
+  await admin.connect();
+  try {
+    const { rows } = await admin.query<{ datname: string }>("SELECT datname FROM pg_database");
+    const copy = new RegExp(`^${pgName(source).replace(/\W/g, "\\$&")}_[0-9a-f]{10}$`);
+    for (const { datname } of rows.filter((r) => copy.test(r.datname)))
+      await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}
