@@ -10,7 +10,7 @@ import { basename, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { brotliCompress, constants, gzip } from "node:zlib";
-import { build, type Plugin } from "esbuild";
+import { build, type Plugin, stop } from "esbuild";
 
 /** The pages, by name: their entry module under src/web/pages/. */
 export const PAGES = ["directory", "intake", "profile", "reviews", "webhooks"] as const;
@@ -124,7 +124,10 @@ async function bundle(): Promise<Bundle> {
     write: false,
     logLevel: "silent",
     plugins: [zodEnglishOnly],
-  });
+  }).finally(() =>
+    // The bundle is made once per process: esbuild's service process is not kept idle beside it.
+    stop(),
+  );
   const assets = new Map<string, Asset>(
     await Promise.all(
       result.outputFiles.map(
