@@ -3,8 +3,8 @@
  * has a database of its own (tests/database.ts), so files run in two workers side by side.
  *
  * TEST_DIALECT_ONLY=1 leaves out the files whose outcome cannot depend on the database's dialect
- * (pure rules, generated code and types, the OpenAPI document, the examples, the pages): .ci/run
- * runs them once, on SQLite, and only the rest again on PostgreSQL.
+ * (pure rules, the outbound door, generated code and types, the OpenAPI document, the examples, the
+ * pages): .ci/run runs them once, on SQLite, and only the rest again on PostgreSQL.
  */
 export const DIALECT_INDEPENDENT = [
   "<rootDir>/tests/unit/",
@@ -14,6 +14,8 @@ export const DIALECT_INDEPENDENT = [
   "<rootDir>/tests/rest/openapi",
   "<rootDir>/tests/graphql/schema.test.ts",
   "<rootDir>/tests/http/sofa.internals.test.ts",
+  "<rootDir>/tests/outbound/",
+  "<rootDir>/tests/webhooks/webhook.rules.test.ts",
 ];
 
 export default {
