@@ -4,7 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { createServer, type RequestListener, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { afterAll } from "@jest/globals";
 import { signReviewerToken } from "../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../src/config.ts";
@@ -21,10 +21,21 @@ export const app = createApp(config, db);
 
 /** Apps of other configurations (`appWith`), disposed with the file. */
 const ownApps: ReturnType<typeof createApp>[] = [];
+/** How to close what this file opened (servers, browsers), newest first. */
+const closers: (() => unknown)[] = [];
+
+/**
+ * Closes `close` after the file's tests, however they and their setup ended: a resource registers
+ * itself when it is made, so a setup that fails halfway still closes what it had opened.
+ */
+export function closeAfterAll(close: () => unknown): void {
+  closers.unshift(close);
+}
 
 // Each test file has its own client (its own pool on PostgreSQL): close it so workers exit cleanly.
 afterAll(async () => {
-  // The apps first: a feed's tail reads the log on a timer, which would open the pool again.
+  await Promise.allSettled(closers.map(async (close) => close()));
+  // The apps next: a feed's tail reads the log on a timer, which would open the pool again.
   await Promise.all([app, ...ownApps].map((a) => a.dispose()));
   await db.$disconnect();
 });
@@ -46,19 +57,26 @@ export interface Listening {
   close(): Promise<void>;
 }
 
-/** `handler` (the shared app by default) on a node:http server on a free loopback port, as src/main.ts serves it. */
+/**
+ * `handler` (the shared app by default) on a node:http server on a free loopback port, as src/main.ts
+ * serves it; closed after the file's tests if the file has not closed it.
+ */
 export async function listen(handler: RequestListener = app): Promise<Listening> {
   const server = createServer(handler);
+  // Every socket, upgraded ones (WebSockets) too, which closeAllConnections() does not know.
+  const sockets = new Set<Socket>();
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  const close = () =>
+    new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      server.close(() => resolve());
+    });
+  closeAfterAll(() => server.listening && close());
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    server,
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close };
 }
 
 export interface Answer {

@@ -6,7 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { type Listening, listen } from "../helpers.ts";
+import { closeAfterAll, type Listening, listen } from "../helpers.ts";
 import { browserPath } from "./browser.path.ts";
 
 export const ARTIFACTS = fileURLToPath(new URL("./artifacts/", import.meta.url));
@@ -18,8 +18,9 @@ export type Running = Listening;
 /** The app of the test configuration, listening on 127.0.0.1 on a free port. */
 export const startServer = (): Promise<Running> => listen();
 
+/** A headless Chromium, closed after the file's tests if the file has not closed it. */
 export async function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
+  const browser = await chromium.launch({
     executablePath: await browserPath(),
     args: [
       "--no-sandbox",
@@ -31,6 +32,8 @@ export async function launchBrowser(): Promise<Browser> {
       "--disable-sync",
     ],
   });
+  closeAfterAll(() => browser.close());
+  return browser;
 }
 
 /** What a context saw that a test must fail on. */

@@ -311,9 +311,8 @@ describe.each(doors)("$name", (door: Door) => {
       try {
         const slow = jwksApp(hanging.url, { timeoutMs: 300 });
         const token = await sign(claims(), rsa.privateKey, { alg: "RS256", kid: rsa.kid });
-        const started = Date.now();
+        // The server never answers: a refusal at all is the fetch's timeout.
         expectRefusal(await queue(token, slow));
-        expect(Date.now() - started).toBeLessThan(5_000);
       } finally {
         await hanging.close();
       }

@@ -357,12 +357,10 @@ describe("with Redis (REDIS_URL)", () => {
   test("Redis unreachable: never a 500; the limits fail open to per-process counting", async () => {
     const app = limitedApp({ REDIS_URL: "redis://127.0.0.1:1", RATE_LIMIT_KEY_PREFIX: prefix });
     const from = address();
-    const started = Date.now();
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) {
       statuses.push((await send(app, "POST", "/api/v1/providers", { body: intakeBody(), from })).status);
     }
     expect(statuses).toEqual([201, 201, 201, 429]);
-    expect(Date.now() - started).toBeLessThan(5000);
   });
 });

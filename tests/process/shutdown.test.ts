@@ -149,7 +149,6 @@ describe("SIGTERM on the real process", () => {
       // Within DRAIN_DELAY_MS a new connection is still accepted, and told 503 too.
       const fresh = await request(server, "GET", "/ready");
       expect(fresh.status).toBe(503);
-      expect(Date.now() - signalled).toBeLessThan(DELAY);
 
       // Then the listener closes: new connections are refused while the upload is still going.
       let outcome = "connected";
@@ -167,7 +166,6 @@ describe("SIGTERM on the real process", () => {
       // The request in flight finishes, with success, and its write is kept.
       slow.finish();
       const done = await slow.reply;
-      const finishedAt = Date.now();
       expect(done.status).toBe(200);
       expect(JSON.parse(done.body)).toMatchObject({
         providerCode: code,
@@ -176,11 +174,10 @@ describe("SIGTERM on the real process", () => {
       });
       expect(done.headers.connection).toBe("close");
 
-      // Then the process exits 0, promptly (nothing else holds the drain) and within the deadline.
+      // Then the process exits 0, before the drain's deadline cut anything (nothing else holds the drain).
       const how = await server.exited;
       expect(how).toEqual({ code: 0, signal: null });
-      expect(Date.now() - finishedAt).toBeLessThan(2000);
-      expect(Date.now() - signalled).toBeLessThan(TIMEOUT);
+      expect(server.lines.some((l) => /drain deadline passed/.test(l))).toBe(false);
       expect(server.lines.some((l) => /"msg":"stopped","code":0/.test(l))).toBe(true);
       expect(server.stderr.join("")).toBe("");
       expect(await versionsOf(databaseUrl, code)).toEqual([
@@ -212,15 +209,22 @@ describe("SIGTERM on the real process", () => {
       outcome = await connect(server.port);
     }
     expect(outcome).toBe("ECONNREFUSED");
-    expect((await idle.closed) - signalled).toBeLessThan(1000);
 
-    // The client never sends the rest: at the deadline the connection is cut and the process exits 1.
-    await expect(slow.reply).rejects.toThrow(/socket hang up|ECONNRESET/);
+    // The client never sends the rest: at the deadline the connection is cut and the process exits 1;
+    // the idle connection had been closed before that, with the listener.
+    const cutAt = await slow.reply.then(
+      () => 0,
+      (error: Error) => {
+        expect(error.message).toMatch(/socket hang up|ECONNRESET/);
+        return Date.now();
+      },
+    );
+    expect(cutAt).toBeGreaterThan(0);
+    expect(await idle.closed).toBeLessThanOrEqual(cutAt);
     const how = await server.exited;
-    const took = Date.now() - signalled;
     expect(how).toEqual({ code: 1, signal: null });
-    expect(took).toBeGreaterThanOrEqual(TIMEOUT - 100);
-    expect(took).toBeLessThan(TIMEOUT + 2500);
+    // Not before the deadline (a timer never fires early).
+    expect(Date.now() - signalled).toBeGreaterThanOrEqual(TIMEOUT - 100);
     expect(server.lines.some((l) => /"msg":"drain deadline passed; cutting what is left","inFlight":1/.test(l))).toBe(
       true,
     );

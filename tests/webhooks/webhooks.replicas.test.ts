@@ -200,7 +200,6 @@ test("a replica killed while its receiver holds the request: the other replica m
   await holding;
   a.child.kill("SIGKILL");
   expect((await a.exited).signal).toBe("SIGKILL");
-  const killedAt = Date.now();
   const c = await startServer(database!.url, env);
   await until("the attempt made again", () => received.filter((r) => r.path === path).length >= 2);
   const [first, second] = received.filter((r) => r.path === path);
@@ -214,6 +213,5 @@ test("a replica killed while its receiver holds the request: the other replica m
   });
   const [row] = await db!.webhookDelivery.findMany({ where: { webhook: { webhookId: webhook.webhookId } } });
   expect(row).toMatchObject({ attempts: 2, lastStatusCode: 200, leaseToken: null });
-  expect(Date.now() - killedAt).toBeLessThan(20_000);
   expect(await stopServer(c)).toEqual({ code: 0, signal: null });
 }, 90_000);
