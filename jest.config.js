@@ -16,6 +16,7 @@ export const DIALECT_INDEPENDENT = [
   "<rootDir>/tests/http/sofa.internals.test.ts",
   "<rootDir>/tests/outbound/",
   "<rootDir>/tests/webhooks/webhook.rules.test.ts",
+  "<rootDir>/tests/process/jest-exit.test.ts",
 ];
 
 export default {
