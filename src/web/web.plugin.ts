@@ -125,7 +125,7 @@ export function useWebPages(options: WebPagesOptions = {}): Plugin {
   const log = options.log ?? (() => {});
   const graphiqlOn = options.graphiql ?? true;
   // Start bundling as the app is created, so the first page is served without waiting for it.
-  webBundle().catch((error) =>
+  const bundling = webBundle().catch((error) =>
     log({ time: new Date().toISOString(), level: "error", msg: "web pages bundle failed", error: String(error) }),
   );
   const shells = new WeakMap<Bundle, Map<PageName | "graphiql", Shell>>();
@@ -145,6 +145,10 @@ export function useWebPages(options: WebPagesOptions = {}): Plugin {
   };
 
   return {
+    // A disposed app leaves no bundling behind it (esbuild's service process would keep the process alive).
+    async onDispose() {
+      await bundling;
+    },
     async onRequest({ request, url, endResponse }) {
       const graphiqlPage = graphiqlOn && asksForGraphiql(request, url);
       const page = graphiqlPage ? null : pageOf(url.pathname);
