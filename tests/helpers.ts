@@ -1,8 +1,8 @@
 /**
  * Shared test helpers: the app on this file's own database, requests through the front door
- * (`yoga.fetch`), and builders for test data. Every test makes its own providers with unique codes.
+ * (`yoga.fetch`), and builders of data through the API (`tests/builders.ts` has those that need
+ * nothing). Every test makes its own providers with unique codes.
  */
-import { randomBytes } from "node:crypto";
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { afterAll } from "@jest/globals";
@@ -10,6 +10,7 @@ import { signReviewerToken } from "../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../src/config.ts";
 import { dialectOf, openDb } from "../src/db/client.ts";
 import { createApp } from "../src/yoga.ts";
+import { intakeBody } from "./builders.ts";
 import { copyOfTemplate } from "./database.ts";
 
 // This file's own copy of the run's template (tests/database.ts): what `appWith` and the server
@@ -126,25 +127,6 @@ export async function gql(
   options: Omit<CallOptions, "body"> = {},
 ): Promise<Answer> {
   return call("POST", "/graphql", { body: { query, variables }, ...options });
-}
-
-/** A unique provider code for this test. */
-export function uniqueCode(prefix = "agent"): string {
-  return `${prefix}-${randomBytes(5).toString("hex")}`;
-}
-
-/** A valid intake body; override any field. */
-export function intakeBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    providerCode: uniqueCode(),
-    name: "Route Planner",
-    summary: "Plans delivery routes across a city",
-    agentType: "ASSISTANT",
-    contactEmail: "ops@example.com",
-    endpoint: { url: "https://agent.example.com/a2a", protocol: "A2A", authScheme: "BEARER" },
-    labels: ["Maps", "routing"],
-    ...overrides,
-  };
 }
 
 /** Registers a provider over REST; answers its code, token and review code. */

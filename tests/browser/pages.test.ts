@@ -6,17 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, jest, test } from "@jest/globals";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
-import {
-  activeReviewCode,
-  approve,
-  appWith,
-  call,
-  intake,
-  type Listening,
-  listen,
-  reviewerToken,
-  uniqueCode,
-} from "../helpers.ts";
+import { uniqueCode } from "../builders.ts";
+import { activeReviewCode, approve, appWith, call, intake, type Listening, listen, reviewerToken } from "../helpers.ts";
 import {
   DESKTOP,
   expectClean,

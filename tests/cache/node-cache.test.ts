@@ -8,7 +8,7 @@
 import { Agent, request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "@jest/globals";
-import { intakeBody } from "../helpers.ts";
+import { intakeBody } from "../builders.ts";
 import { cleanUp, request, startServer, tempDir } from "../process/server.process.ts";
 
 afterAll(cleanUp, 30_000);

@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { signReviewerToken } from "../../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../../src/config.ts";
-import { intakeBody } from "../helpers.ts";
+import { intakeBody } from "../builders.ts";
 import {
   cleanUp,
   PROCESS_JWT_SECRET,

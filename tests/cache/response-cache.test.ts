@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { createApp } from "../../src/yoga.ts";
+import { uniqueCode } from "../builders.ts";
 import {
   activeReviewCode,
   approve,
@@ -17,7 +18,6 @@ import {
   type Listening,
   listen,
   reviewerToken,
-  uniqueCode,
 } from "../helpers.ts";
 import { type CountingDb, openCountingDb } from "../perf/counting.db.ts";
 

@@ -13,7 +13,8 @@ import { startCheckpointer } from "../../src/db/checkpoint.ts";
 import { type Db, openDb } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { createApp } from "../../src/yoga.ts";
-import { call, intakeBody } from "../helpers.ts";
+import { intakeBody } from "../builders.ts";
+import { call } from "../helpers.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "agent-registry-checkpoint-"));
 const opened: Db[] = [];

@@ -21,7 +21,8 @@ import { migrate } from "../../src/db/migrate.ts";
 import { isolatedSqlite, type Sync, walSync } from "../../src/db/sqlite.ts";
 import { PrismaClient } from "../../src/generated/prisma/client.ts";
 import { createApp } from "../../src/yoga.ts";
-import { call, intakeBody } from "../helpers.ts";
+import { intakeBody } from "../builders.ts";
+import { call } from "../helpers.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "agent-registry-wal-sync-"));
 const path = join(dir, "registry.db");

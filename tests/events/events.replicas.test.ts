@@ -16,8 +16,8 @@ import canonicalize from "canonicalize";
 import { applyPatch } from "rfc6902";
 import { signReviewerToken } from "../../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../../src/config.ts";
+import { intakeBody } from "../builders.ts";
 import { FEED_QUERY, readSse } from "../feed/sse.ts";
-import { intakeBody } from "../helpers.ts";
 import {
   cleanUp,
   PROCESS_JWT_SECRET,

@@ -1,7 +1,8 @@
 /** Error answers (API.md §5) through both doors: the contract's code and status, nothing internal, masked failures, the same answers once an operation is compiled. */
 import { afterEach, describe, expect, jest, test } from "@jest/globals";
+import { intakeBody, uniqueCode } from "../builders.ts";
 import { type Door, doors, type Field, type Outcome } from "../doors.ts";
-import { approve, db, intake, intakeBody, uniqueCode } from "../helpers.ts";
+import { approve, db, intake } from "../helpers.ts";
 
 afterEach(() => {
   jest.restoreAllMocks();

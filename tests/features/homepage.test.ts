@@ -1,7 +1,8 @@
 /** A provider's home page (`homepageUrl`) through both doors: set at intake, changed and cleared by PATCH, kept in versions. */
 import { describe, expect, test } from "@jest/globals";
+import { intakeBody } from "../builders.ts";
 import { doors } from "../doors.ts";
-import { call, db, intakeBody } from "../helpers.ts";
+import { call, db } from "../helpers.ts";
 
 describe.each(doors)("$name", (door) => {
   test("set at intake, shown on the profile, changed and cleared by the owner, each kept in its version", async () => {

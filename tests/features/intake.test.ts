@@ -1,7 +1,8 @@
 /** Intake (Mutation.createProvider, POST /api/v1/providers) through both doors: the same rules, codes and field paths, and a refusal writes nothing. */
 import { describe, expect, test } from "@jest/globals";
+import { intakeBody, uniqueCode } from "../builders.ts";
 import { doors, type Outcome } from "../doors.ts";
-import { call, db, intake, intakeBody, uniqueCode } from "../helpers.ts";
+import { call, db, intake } from "../helpers.ts";
 
 async function providerExists(providerCode: unknown): Promise<boolean> {
   return (await db.provider.count({ where: { providerCode: String(providerCode) } })) > 0;

@@ -1,8 +1,9 @@
 /** The lifecycle (setProviderLifecycle, POST /api/v1/providers/{providerCode}/lifecycle) and the change-feed arguments of the lists, through both doors. */
 import { describe, expect, test } from "@jest/globals";
 import { createApp } from "../../src/yoga.ts";
+import { uniqueCode } from "../builders.ts";
 import { doors, type Outcome } from "../doors.ts";
-import { approve, config, db, intake, reviewerToken, uniqueCode, versionCount } from "../helpers.ts";
+import { approve, config, db, intake, reviewerToken, versionCount } from "../helpers.ts";
 
 /** The lifecycle columns and version of a provider, straight from the database. */
 async function stored(providerCode: string) {

@@ -1,7 +1,8 @@
 /** The provider list (Query.providers, GET /api/v1/providers) through both doors: filters, limit bounds and cursor paging, each test scoped by a unique label. */
 import { describe, expect, test } from "@jest/globals";
+import { uniqueCode } from "../builders.ts";
 import { doors, type Outcome } from "../doors.ts";
-import { approve, db, intake, reviewerToken, uniqueCode } from "../helpers.ts";
+import { approve, db, intake, reviewerToken } from "../helpers.ts";
 
 const codes = (outcome: Outcome): string[] =>
   (outcome.data.items as { providerCode: string }[]).map((i) => i.providerCode);

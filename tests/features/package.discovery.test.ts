@@ -4,8 +4,9 @@
  * PATCH, and a search that matches package identifiers.
  */
 import { describe, expect, test } from "@jest/globals";
+import { uniqueCode } from "../builders.ts";
 import { doors, type Outcome } from "../doors.ts";
-import { call, db, intake, reviewerToken, uniqueCode } from "../helpers.ts";
+import { call, db, intake, reviewerToken } from "../helpers.ts";
 
 const npmStdio = {
   registryType: "NPM",

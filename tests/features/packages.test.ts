@@ -6,8 +6,9 @@
  */
 import { describe, expect, test } from "@jest/globals";
 import { Prisma } from "../../src/generated/prisma/client.ts";
+import { intakeBody } from "../builders.ts";
 import { doors, type Outcome } from "../doors.ts";
-import { approve, call, db, intake, intakeBody, reviewerToken, versionCount } from "../helpers.ts";
+import { approve, call, db, intake, reviewerToken, versionCount } from "../helpers.ts";
 
 const npm = {
   registryType: "NPM",

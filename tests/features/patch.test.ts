@@ -1,8 +1,9 @@
 /** Updating a profile (Mutation.updateProvider, PATCH /api/v1/providers/{providerCode}) through both doors: who may, what it writes, and that a refusal writes nothing. */
 import { describe, expect, test } from "@jest/globals";
 import { createApp } from "../../src/yoga.ts";
+import { uniqueCode } from "../builders.ts";
 import { doors, type Outcome } from "../doors.ts";
-import { type App, approve, call, config, db, intake, reviewerToken, uniqueCode, versionCount } from "../helpers.ts";
+import { type App, approve, call, config, db, intake, reviewerToken, versionCount } from "../helpers.ts";
 import { openCountingDb } from "../perf/counting.db.ts";
 
 /** The provider row and its version count, to compare before and after a refusal. */

@@ -1,7 +1,8 @@
 /** The seed operations (service description, health, intake, profiles, lists, versions, reviews, tokens) through both doors, with the same data on each. */
 import { describe, expect, test } from "@jest/globals";
+import { intakeBody, uniqueCode } from "../builders.ts";
 import { doors } from "../doors.ts";
-import { approve, db, intake, intakeBody, reviewerToken, uniqueCode } from "../helpers.ts";
+import { approve, db, intake, reviewerToken } from "../helpers.ts";
 
 const versionsOf = (data: { items: { version: number }[] }) => data.items.map((v) => v.version);
 

@@ -4,8 +4,9 @@
  * share one database, so every assertion is scoped by a word only this file's providers carry.
  */
 import { beforeAll, describe, expect, test } from "@jest/globals";
+import { uniqueCode } from "../builders.ts";
 import { type Door, doors, expectCode, expectOk } from "../doors.ts";
-import { intake, reviewerToken, uniqueCode } from "../helpers.ts";
+import { intake, reviewerToken } from "../helpers.ts";
 
 /** A word no other test's provider name holds. */
 const uniqueWord = () => uniqueCode("q").replace("-", "");

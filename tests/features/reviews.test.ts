@@ -1,8 +1,9 @@
 /** The review queue and one review read with reviewer JWTs (API.md §3), through both doors. */
 import { describe, expect, test } from "@jest/globals";
 import { SignJWT } from "jose";
+import { uniqueCode } from "../builders.ts";
 import { type Door, doors, expectCode, expectOk, type Outcome } from "../doors.ts";
-import { config, db, intake, reviewerToken, uniqueCode } from "../helpers.ts";
+import { config, db, intake, reviewerToken } from "../helpers.ts";
 
 const secret = new TextEncoder().encode(config.reviewerJwtSecret);
 

@@ -2,8 +2,9 @@
 import { randomBytes } from "node:crypto";
 import { beforeAll, describe, expect, test } from "@jest/globals";
 import { dialectOf } from "../../src/db/client.ts";
+import { uniqueCode } from "../builders.ts";
 import { doors, type Outcome } from "../doors.ts";
-import { approve, call, config, db, intake, reviewerToken, uniqueCode } from "../helpers.ts";
+import { approve, call, config, db, intake, reviewerToken } from "../helpers.ts";
 
 /** A word of letters only that no other provider holds. */
 const uniqueWord = (prefix = "sx") =>

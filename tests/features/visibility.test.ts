@@ -1,7 +1,8 @@
 /** Who sees what (API.md §2) through both doors: lists, details, private fields, versions and reviewer notes. */
 import { describe, expect, test } from "@jest/globals";
+import { uniqueCode } from "../builders.ts";
 import { type Door, doors, type Outcome } from "../doors.ts";
-import { approve, db, intake, reviewerToken, uniqueCode } from "../helpers.ts";
+import { approve, db, intake, reviewerToken } from "../helpers.ts";
 
 const codes = (outcome: Outcome): string[] =>
   (outcome.data.items as { providerCode: string }[]).map((i) => i.providerCode);

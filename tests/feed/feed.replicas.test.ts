@@ -17,7 +17,8 @@ import { signReviewerToken } from "../../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../../src/config.ts";
 import { type Db, openDb } from "../../src/db/client.ts";
 import { createApp } from "../../src/yoga.ts";
-import { intakeBody, type Listening, listen } from "../helpers.ts";
+import { intakeBody } from "../builders.ts";
+import { type Listening, listen } from "../helpers.ts";
 import {
   cleanUp,
   PROCESS_JWT_SECRET,

@@ -8,17 +8,8 @@ import { afterAll, describe, expect, test } from "@jest/globals";
 import { lastSeq } from "../../src/events/event.store.ts";
 import { createFeed } from "../../src/feed/feed.pubsub.ts";
 import { createApp } from "../../src/yoga.ts";
-import {
-  activeReviewCode,
-  approve,
-  call,
-  config,
-  db,
-  expectProblem,
-  intake,
-  reviewerToken,
-  uniqueCode,
-} from "../helpers.ts";
+import { uniqueCode } from "../builders.ts";
+import { activeReviewCode, approve, call, config, db, expectProblem, intake, reviewerToken } from "../helpers.ts";
 import { type FeedEvent, opAt, replay } from "./patches.ts";
 import { FEED_QUERY, readSse, type SseStream } from "./sse.ts";
 

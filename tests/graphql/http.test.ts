@@ -8,7 +8,8 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { jsonMediaTypeFor } from "../../src/http/graphql.http.ts";
-import { app, approve, call, intake, uniqueCode } from "../helpers.ts";
+import { uniqueCode } from "../builders.ts";
+import { app, approve, call, intake } from "../helpers.ts";
 
 const visible = await intake();
 await approve(visible.providerCode);

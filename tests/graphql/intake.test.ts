@@ -1,6 +1,7 @@
 /** What only GraphQL does for intake (Mutation.createProvider): graphql-js's wording of variable errors (never quoting a value) and /graphql's own body checks; the shared rules are in tests/features/intake.test.ts. */
 import { describe, expect, test } from "@jest/globals";
-import { call, db, gql, gqlCodes, intakeBody } from "../helpers.ts";
+import { intakeBody } from "../builders.ts";
+import { call, db, gql, gqlCodes } from "../helpers.ts";
 
 const CREATE = `
   mutation Create(

@@ -1,6 +1,7 @@
 /** What only GraphQL does among the seed operations: a variable error fails the whole request, with no `data` at all; the shared operations are in tests/features/providers.test.ts. */
 import { describe, expect, test } from "@jest/globals";
-import { db, gql, gqlCodes, intakeBody } from "../helpers.ts";
+import { intakeBody } from "../builders.ts";
+import { db, gql, gqlCodes } from "../helpers.ts";
 
 const CREATE = `
   mutation Create(

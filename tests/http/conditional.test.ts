@@ -8,18 +8,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { loadConfig } from "../../src/config.ts";
 import { createApp } from "../../src/yoga.ts";
-import {
-  type Answer,
-  approve,
-  call,
-  config,
-  db,
-  intake,
-  type Listening,
-  listen,
-  reviewerToken,
-  uniqueCode,
-} from "../helpers.ts";
+import { uniqueCode } from "../builders.ts";
+import { type Answer, approve, call, config, db, intake, type Listening, listen, reviewerToken } from "../helpers.ts";
 
 /** A tag of a body's bytes; a profile's is led by its version (`"3-…"`). */
 const TAG = /^"(?:[0-9]+-)?[\w-]{16}"$/;

@@ -1,7 +1,8 @@
 /** GET /api/v1/providers/{providerCode}/agent-card.json and Query.agentCard: an A2A v1.0 agent card. */
 import { describe, expect, test } from "@jest/globals";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { approve, call, expectProblem, gql, intake, reviewerToken, uniqueCode } from "../helpers.ts";
+import { uniqueCode } from "../builders.ts";
+import { approve, call, expectProblem, gql, intake, reviewerToken } from "../helpers.ts";
 
 const card = (providerCode: string, token?: string) =>
   call("GET", `/api/v1/providers/${providerCode}/agent-card.json`, token ? { token } : {});

@@ -4,7 +4,8 @@
  */
 import { describe, expect, test } from "@jest/globals";
 import { applyPatch } from "rfc6902";
-import { call, expectProblem, gql, intake, reviewerToken, uniqueCode } from "../helpers.ts";
+import { uniqueCode } from "../builders.ts";
+import { call, expectProblem, gql, intake, reviewerToken } from "../helpers.ts";
 
 const diff = (providerCode: string, from: number | string, to: number | string, token?: string) =>
   call("GET", `/api/v1/providers/${providerCode}/versions/${from}/diff/${to}`, token ? { token } : {});

@@ -3,7 +3,8 @@ import { randomBytes } from "node:crypto";
 import { afterAll, expect, test } from "@jest/globals";
 import { loadConfig } from "../../src/config.ts";
 import { createApp } from "../../src/yoga.ts";
-import { call, db, expectProblem, intakeBody } from "../helpers.ts";
+import { intakeBody } from "../builders.ts";
+import { call, db, expectProblem } from "../helpers.ts";
 
 const app = createApp(
   loadConfig({

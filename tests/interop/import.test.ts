@@ -5,7 +5,8 @@
 import http from "node:http";
 import https from "node:https";
 import { afterEach, describe, expect, jest, test } from "@jest/globals";
-import { call, db, errorPaths, expectProblem, gql, intake, uniqueCode } from "../helpers.ts";
+import { uniqueCode } from "../builders.ts";
+import { call, db, errorPaths, expectProblem, gql, intake } from "../helpers.ts";
 
 const importDoc = (body: unknown, headers?: Record<string, string>) =>
   call("POST", "/api/v1/providers/import", { body, ...(headers ? { headers } : {}) });

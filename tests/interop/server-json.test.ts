@@ -16,7 +16,8 @@ import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
 import fc from "fast-check";
 import { SERVER_SCHEMA_URL } from "../../src/interop/server.json.ts";
-import { approve, call, db, expectProblem, gql, intake, reviewerToken, uniqueCode } from "../helpers.ts";
+import { uniqueCode } from "../builders.ts";
+import { approve, call, db, expectProblem, gql, intake, reviewerToken } from "../helpers.ts";
 
 const RUNS = Number(process.env.SERVER_JSON_RUNS ?? 25);
 const SEED = Number(process.env.SERVER_JSON_SEED ?? 20261127);

@@ -10,6 +10,7 @@ import { Redis } from "ioredis";
 import { loadConfig } from "../../src/config.ts";
 import { addressKey, clientAddress } from "../../src/limits/limits.plugin.ts";
 import { createApp } from "../../src/yoga.ts";
+import { intakeBody } from "../builders.ts";
 import {
   type Answer,
   type App,
@@ -20,7 +21,6 @@ import {
   expectProblem,
   gqlCodes,
   intake,
-  intakeBody,
 } from "../helpers.ts";
 
 const REDIS_URL = "redis://127.0.0.1:6379";

@@ -13,8 +13,9 @@ import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { reviewerVerifier } from "../../src/auth/reviewer.jwt.ts";
 import { resolveViewer } from "../../src/auth/viewer.plugin.ts";
 import { createApp } from "../../src/yoga.ts";
+import { uniqueCode } from "../builders.ts";
 import { readSse } from "../feed/sse.ts";
-import { approve, call, config, gql, intake, reviewerToken, uniqueCode } from "../helpers.ts";
+import { approve, call, config, gql, intake, reviewerToken } from "../helpers.ts";
 import { type CountingDb, openCountingDb } from "./counting.db.ts";
 
 let counting: CountingDb;

@@ -15,15 +15,18 @@ import { join } from "node:path";
 import { afterAll, describe, expect, test } from "@jest/globals";
 import Database from "better-sqlite3";
 import { dialectOf, sqlitePath } from "../../src/db/client.ts";
-import { intakeBody } from "../helpers.ts";
+import { intakeBody } from "../builders.ts";
+import { copyOfTemplate } from "../database.ts";
 import { cleanUp, pool, request, type Server, startServer, tempDir } from "./server.process.ts";
 
 afterAll(cleanUp, 30_000);
 
-const suiteDatabase = process.env.DATABASE_URL ?? "";
-const dialects: [string, () => string][] = [
-  ["SQLite", () => `file:${join(tempDir(), "durability.db")}`],
-  ...(dialectOf(suiteDatabase) === "postgresql" ? [["PostgreSQL", () => suiteDatabase] as [string, () => string]] : []),
+const suiteDatabase = process.env.TEST_DATABASE_URL;
+const dialects: [string, () => Promise<string>][] = [
+  ["SQLite", async () => `file:${join(tempDir(), "durability.db")}`],
+  ...(suiteDatabase && dialectOf(suiteDatabase) === "postgresql"
+    ? [["PostgreSQL", copyOfTemplate] as [string, () => Promise<string>]]
+    : []),
 ];
 
 interface Made {
@@ -53,7 +56,7 @@ async function allVersions(server: Server, code: string, token: string): Promise
 
 describe.each(dialects)("SIGKILL mid-stream on %s", (_name, databaseUrlOf) => {
   test("every acknowledged write survives the kill; every version list is 1..n", async () => {
-    const databaseUrl = databaseUrlOf();
+    const databaseUrl = await databaseUrlOf();
     const run = randomBytes(3).toString("hex");
     const server = await startServer(databaseUrl);
 

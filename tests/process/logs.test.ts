@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, test } from "@jest/globals";
 import { signReviewerToken } from "../../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../../src/config.ts";
-import { intakeBody } from "../helpers.ts";
+import { intakeBody } from "../builders.ts";
 import {
   type Answer,
   cleanUp,

@@ -15,7 +15,7 @@ import net from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "@jest/globals";
 import { openDb } from "../../src/db/client.ts";
-import { intakeBody } from "../helpers.ts";
+import { intakeBody } from "../builders.ts";
 import { cleanUp, request, type Server, startServer, tempDir, waitForLine } from "./server.process.ts";
 
 afterAll(cleanUp, 30_000);

@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { intakeBody } from "../helpers.ts";
+import { intakeBody } from "../builders.ts";
 import {
   cleanUp,
   pool,

@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import createClient from "openapi-fetch";
 import openapiTS, { astToString } from "openapi-typescript";
 import ts from "typescript";
-import { app, call, intakeBody } from "../helpers.ts";
+import { intakeBody } from "../builders.ts";
+import { app, call } from "../helpers.ts";
 
 /** The client program: only type imports, so it runs without resolving a package. */
 const CLIENT_PROGRAM = `

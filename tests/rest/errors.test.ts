@@ -1,6 +1,7 @@
 /** What only REST does for errors (the shared codes and masking are tests/features/errors.test.ts): unknown routes, 405 with Allow, problem+json with one Content-Type, body limits. */
 import { describe, expect, test } from "@jest/globals";
-import { app, call, expectProblem, intake, intakeBody, uniqueCode } from "../helpers.ts";
+import { intakeBody, uniqueCode } from "../builders.ts";
+import { app, call, expectProblem, intake } from "../helpers.ts";
 
 /** Nothing of the machinery leaks into an error body. */
 function expectNothingInternal(text: string) {

@@ -5,8 +5,9 @@
  * words, never in GraphQL's. What the rules refuse later is named by pointer too.
  */
 import { describe, expect, test } from "@jest/globals";
+import { intakeBody } from "../builders.ts";
 import { expectPlainWords } from "../doors.ts";
-import { type Answer, call, db, expectProblem, intake, intakeBody } from "../helpers.ts";
+import { type Answer, call, db, expectProblem, intake } from "../helpers.ts";
 
 const AGENT_TYPES = "must be one of: ASSISTANT, AUTONOMOUS, WORKFLOW, TOOL_SERVER, MULTI_AGENT";
 

@@ -1,6 +1,7 @@
 /** What only REST does for intake (POST /api/v1/providers): its guard on body keys, the query string and the body's media type and JSON; the shared rules are in tests/features/intake.test.ts. */
 import { describe, expect, test } from "@jest/globals";
-import { app, call, db, errorPaths, expectProblem, intakeBody } from "../helpers.ts";
+import { intakeBody } from "../builders.ts";
+import { app, call, db, errorPaths, expectProblem } from "../helpers.ts";
 
 async function providerExists(providerCode: unknown): Promise<boolean> {
   return (await db.provider.count({ where: { providerCode: String(providerCode) } })) > 0;

@@ -1,7 +1,8 @@
 /** What only REST does for PATCH /api/v1/providers/{providerCode}: JSON Merge Patch and its media type, its guard on body keys and types, a PATCH without a body, and one problem body for every credential failure; the shared rules are in tests/features/patch.test.ts. */
 import { describe, expect, test } from "@jest/globals";
+import { uniqueCode } from "../builders.ts";
 import { expectPlainWords } from "../doors.ts";
-import { call, db, errorPaths, expectProblem, intake, uniqueCode, versionCount } from "../helpers.ts";
+import { call, db, errorPaths, expectProblem, intake, versionCount } from "../helpers.ts";
 
 const patch = (providerCode: string, body: unknown, options: { token?: string } = {}) =>
   call("PATCH", `/api/v1/providers/${providerCode}`, { body, ...options });

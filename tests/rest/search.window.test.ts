@@ -7,7 +7,8 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { searchTuning } from "../../src/providers/provider.search.store.ts";
-import { approve, call, intake, uniqueCode } from "../helpers.ts";
+import { uniqueCode } from "../builders.ts";
+import { approve, call, intake } from "../helpers.ts";
 
 const uniqueWord = (prefix = "sw") =>
   `${prefix}${[...randomBytes(8)].map((b) => String.fromCharCode(97 + (b % 26))).join("")}`;

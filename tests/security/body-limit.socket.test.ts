@@ -11,7 +11,8 @@ import { type AddressInfo, connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { loadConfig } from "../../src/config.ts";
 import { createApp } from "../../src/yoga.ts";
-import { type App, call, config, db, intakeBody, uniqueCode } from "../helpers.ts";
+import { intakeBody, uniqueCode } from "../builders.ts";
+import { type App, call, config, db } from "../helpers.ts";
 
 const LIMIT = 64 * 1024;
 /** What the server may read beyond the limit: request headers and one socket read in flight. */

@@ -5,19 +5,8 @@
  */
 import { describe, expect, test } from "@jest/globals";
 import { loadConfig } from "../../src/config.ts";
-import {
-  type Answer,
-  type App,
-  appWith,
-  call,
-  config,
-  db,
-  expectProblem,
-  gqlCodes,
-  intakeBody,
-  PRODUCTION,
-  uniqueCode,
-} from "../helpers.ts";
+import { intakeBody, uniqueCode } from "../builders.ts";
+import { type Answer, type App, appWith, call, config, db, expectProblem, gqlCodes, PRODUCTION } from "../helpers.ts";
 
 /** A GraphQL request asking for the GraphQL-over-HTTP media type, where a request error is a 400. */
 function gql(query: string, app?: App, variables: Record<string, unknown> = {}): Promise<Answer> {

@@ -10,6 +10,7 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { loadConfig } from "../../src/config.ts";
 import { createApp } from "../../src/yoga.ts";
+import { intakeBody, uniqueCode } from "../builders.ts";
 import {
   type Answer,
   app,
@@ -21,9 +22,7 @@ import {
   gql,
   gqlCodes,
   intake,
-  intakeBody,
   reviewerToken,
-  uniqueCode,
   versionCount,
 } from "../helpers.ts";
 

@@ -12,17 +12,8 @@ import { commitInTransaction, KEY_TTL_MS, LEASE_MS } from "../../src/idempotency
 import { validateIntake } from "../../src/providers/provider.rules.ts";
 import { intakeProvider } from "../../src/providers/provider.write.ts";
 import { createApp } from "../../src/yoga.ts";
-import {
-  type Answer,
-  type App,
-  type CallOptions,
-  call,
-  db,
-  expectProblem,
-  gqlCodes,
-  intakeBody,
-  uniqueCode,
-} from "../helpers.ts";
+import { intakeBody, uniqueCode } from "../builders.ts";
+import { type Answer, type App, type CallOptions, call, db, expectProblem, gqlCodes } from "../helpers.ts";
 
 const apps: App[] = [];
 afterAll(async () => {

@@ -11,6 +11,7 @@
 import { afterAll, describe, expect, test } from "@jest/globals";
 import { dialectOf, openDb } from "../../src/db/client.ts";
 import { createApp } from "../../src/yoga.ts";
+import { intakeBody, uniqueCode } from "../builders.ts";
 import {
   type Answer,
   type App,
@@ -21,9 +22,7 @@ import {
   config,
   db,
   intake,
-  intakeBody,
   reviewerToken,
-  uniqueCode,
 } from "../helpers.ts";
 
 /**

@@ -9,7 +9,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { exportJWK, FlattenedSign, generateKeyPair, type JWK } from "jose";
-import { type App, appWith, call, expectProblem, gql, reviewerToken, uniqueCode } from "../helpers.ts";
+import { uniqueCode } from "../builders.ts";
+import { type App, appWith, call, expectProblem, gql, reviewerToken } from "../helpers.ts";
 import { signedPayload } from "./a2a.payload.ts";
 
 /** Files served by the publisher's web server, by path; and how often each path was asked for. */

@@ -14,6 +14,7 @@ import { openDb } from "../../src/db/client.ts";
 import { createOutbound, type Outbound } from "../../src/outbound/outbound.ts";
 import { summariesByIds } from "../../src/providers/provider.store.ts";
 import { recheckDue } from "../../src/trust/domain.recheck.ts";
+import { uniqueCode } from "../builders.ts";
 import { FEED_QUERY, readSse } from "../feed/sse.ts";
 import {
   type App,
@@ -26,7 +27,6 @@ import {
   gql,
   intake,
   reviewerToken,
-  uniqueCode,
 } from "../helpers.ts";
 
 const { Packet } = dns2;

@@ -16,7 +16,7 @@ import { signReviewerToken } from "../../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../../src/config.ts";
 import { type Db, openDb } from "../../src/db/client.ts";
 import { readEvents } from "../../src/events/event.store.ts";
-import { intakeBody } from "../helpers.ts";
+import { intakeBody } from "../builders.ts";
 import {
   cleanUp,
   PROCESS_JWT_SECRET,
