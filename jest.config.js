@@ -1,6 +1,6 @@
 /**
  * Native ESM jest (jose 6 and Prisma 7's client are ESM only), TypeScript through SWC. Each test file
- * has a database of its own (tests/database.ts), so files run in two workers side by side.
+ * has a database of its own (tests/database.ts), so files run in several workers side by side.
  *
  * TEST_DIALECT_ONLY=1 leaves out the files whose outcome cannot depend on the database's dialect
  * (pure rules, the outbound door, generated code and types, the OpenAPI document, the examples, the
@@ -36,7 +36,9 @@ export default {
   ],
   globalSetup: "<rootDir>/tests/global-setup.ts",
   globalTeardown: "<rootDir>/tests/global-teardown.ts",
-  maxWorkers: 2,
+  // Three workers on two cores: a file often waits (on the server processes it started, a browser,
+  // a socket), and a third worker fills that time.
+  maxWorkers: "150%",
   // A worker that grew past this (each file loads the app's modules anew) is replaced between files.
   workerIdleMemoryLimit: "1GB",
   reporters: ["default", "<rootDir>/tests/slowest.reporter.js"],
