@@ -19,22 +19,22 @@ import { migrate } from "../src/db/migrate.ts";
 const TEMPLATE = "TEST_TEMPLATE_URL";
 
 /** A PostgreSQL URL with another database name. */
-export function withDatabase(url: string, name: string): string {
+function withDatabase(url: string, name: string): string {
   const other = new URL(url);
   other.pathname = `/${name}`;
   return other.toString();
 }
 
-/** The server's maintenance database, from which databases are created and dropped (never a template). */
-export function pgAdmin(url = process.env.TEST_DATABASE_URL || PG_DEFAULT): pg.Client {
+/**
+ * A client of the maintenance database of `url`'s server: databases are created and dropped from
+ * there, never from a template, which must have no one connected while it is copied.
+ */
+export function pgAdmin(url: string): pg.Client {
   return new pg.Client({ connectionString: withDatabase(url, "postgres"), connectionTimeoutMillis: 3000 });
 }
 
-/** PostgreSQL on every development and CI machine (ARCHITECTURE.md). */
-export const PG_DEFAULT = "postgresql://postgres@127.0.0.1:5432/postgres";
-
-/** Runs one statement on the maintenance database. */
-export async function pgAdminQuery(sql: string, url?: string): Promise<void> {
+/** Runs one statement on the maintenance database of `url`'s server. */
+async function pgAdminQuery(sql: string, url: string): Promise<void> {
   const admin = pgAdmin(url);
   await admin.connect();
   try {
