@@ -6,6 +6,8 @@
  * (pure rules, the outbound door, generated code and types, the OpenAPI document, the examples, the
  * pages): .ci/run runs them once, on SQLite, and only the rest again on PostgreSQL.
  */
+import { availableParallelism } from "node:os";
+
 export const DIALECT_INDEPENDENT = [
   "<rootDir>/tests/unit/",
   "<rootDir>/tests/web/",
@@ -36,9 +38,10 @@ export default {
   ],
   globalSetup: "<rootDir>/tests/global-setup.ts",
   globalTeardown: "<rootDir>/tests/global-teardown.ts",
-  // Three workers on two cores: a file often waits (on the server processes it started, a browser,
-  // a socket), and a third worker fills that time.
-  maxWorkers: "150%",
+  // Half again as many workers as cores (three on two): a file often waits (on the server processes
+  // it started, a browser, a socket), and the extra worker fills that time. (Jest reads a percentage
+  // over 100% as a count.)
+  maxWorkers: Math.ceil(availableParallelism() * 1.5),
   // A worker that grew past this (each file loads the app's modules anew) is replaced between files.
   workerIdleMemoryLimit: "1GB",
   reporters: ["default", "<rootDir>/tests/slowest.reporter.js"],
