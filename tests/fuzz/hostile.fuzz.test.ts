@@ -569,15 +569,19 @@ function twice(first: string, second: string): string {
   return headers.get("authorization") ?? "";
 }
 
-/** A raw HTTP/1.1 exchange with the served app; answers what came back until the server closed (or 3 s). */
+/**
+ * A raw HTTP/1.1 exchange with the served app; answers what came back until the server closed, or
+ * 3 s after its answer began (the clock starts at the answer: a busy machine answers late, not never).
+ */
 function rawExchange(port: number, request: string): Promise<string> {
   return new Promise((resolve) => {
     const socket = connect(port, "127.0.0.1");
     let text = "";
-    const timer = setTimeout(() => socket.destroy(), 3000);
+    let timer: NodeJS.Timeout | undefined;
     socket.setEncoding("utf8");
     socket.on("data", (d: string) => {
       text += d;
+      timer ??= setTimeout(() => socket.destroy(), 3000);
     });
     socket.on("error", () => {});
     socket.on("close", () => {

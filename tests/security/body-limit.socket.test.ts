@@ -84,7 +84,9 @@ function stream(
       path,
       headers: { "content-type": "application/json", "transfer-encoding": "chunked", ...options.headers },
     });
-    const giveUp = setTimeout(() => finish(false), 5000);
+    // The server has until 5 s after its answer to close; the clock starts at the answer, so a
+    // slow first answer (a busy machine) is not taken for a connection left open.
+    let giveUp: NodeJS.Timeout | undefined;
     function finish(closedByServer: boolean) {
       if (finished) return;
       finished = true;
@@ -96,6 +98,7 @@ function stream(
     req.on("response", (res) => {
       sentAtAnswer = sent;
       answer = { status: res.statusCode ?? 0, headers: res.headers };
+      giveUp = setTimeout(() => finish(false), 5000);
       res.setEncoding("utf8");
       res.on("data", (d: string) => {
         body += d;
@@ -127,20 +130,24 @@ function serverRead(target: Served): number {
   return target.sockets.at(-1)?.bytesRead ?? Number.NaN;
 }
 
-/** A raw exchange: writes `head` (and then `body`, if any), answers what came back until the server closed or 3 s. */
+/**
+ * A raw exchange: writes `head` (and then `body`, if any), answers what came back until the server
+ * closed, or 3 s after the first bytes of its answer if it does not.
+ */
 function raw(target: Served, head: string, body?: Buffer): Promise<{ text: string; closedByServer: boolean }> {
   return new Promise((resolve) => {
     const socket = connect(target.port, "127.0.0.1");
     let text = "";
+    let timer: NodeJS.Timeout | undefined;
     const done = (closedByServer: boolean) => {
       clearTimeout(timer);
       socket.destroy();
       resolve({ text, closedByServer });
     };
-    const timer = setTimeout(() => done(false), 3000);
     socket.setEncoding("latin1");
     socket.on("data", (d: string) => {
       text += d;
+      timer ??= setTimeout(() => done(false), 3000);
     });
     socket.on("error", () => {});
     socket.on("close", () => done(true));
