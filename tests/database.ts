@@ -5,7 +5,9 @@
  * for the migrations. The global teardown drops the copies.
  *
  * The template is TEST_DATABASE_URL when it names a PostgreSQL database (a throwaway one: .ci/run
- * creates and drops it), else a SQLite file in a folder of the run's own.
+ * creates and drops it), else a SQLite file in a folder of the run's own. Files that need PostgreSQL
+ * whatever the dialect copy a PostgreSQL template: the same one on PostgreSQL, else one the setup
+ * makes on the local server (PG_ADMIN_URL) and the teardown drops.
  */
 import { randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -15,8 +17,12 @@ import pg from "pg";
 import { dialectOf, sqlitePath } from "../src/db/client.ts";
 import { migrate } from "../src/db/migrate.ts";
 
-/** Where the global setup leaves the template's URL for the workers. */
+/** Where the global setup leaves the templates' URLs for the workers. */
 const TEMPLATE = "TEST_TEMPLATE_URL";
+const PG_TEMPLATE = "TEST_PG_TEMPLATE_URL";
+
+/** The local PostgreSQL server (ARCHITECTURE.md: every development and CI machine runs one). */
+export const PG_SERVER_URL = process.env.PG_ADMIN_URL || "postgresql://postgres@127.0.0.1:5432/postgres";
 
 /** A PostgreSQL URL with another database name. */
 function withDatabase(url: string, name: string): string {
@@ -36,7 +42,11 @@ export function pgAdmin(url: string): pg.Client {
 /** Runs one statement on the maintenance database of `url`'s server. */
 async function pgAdminQuery(sql: string, url: string): Promise<void> {
   const admin = pgAdmin(url);
-  await admin.connect();
+  try {
+    await admin.connect();
+  } catch (error) {
+    throw new Error(`PostgreSQL must run at ${url} for the suite (ARCHITECTURE.md): ${(error as Error).message}`);
+  }
   try {
     await admin.query(sql);
   } finally {
@@ -44,30 +54,50 @@ async function pgAdminQuery(sql: string, url: string): Promise<void> {
   }
 }
 
-/** Global setup: migrates the run's template and tells the workers where it is. */
-export async function createTemplate(): Promise<string> {
+/**
+ * Global setup: migrates the run's templates and tells the workers where they are — the dialect's
+ * (what most files run on), and a PostgreSQL one for the files that need PostgreSQL whatever the
+ * dialect (replicas sharing a database, the pool's own checks). On PostgreSQL they are one.
+ */
+export async function createTemplates(): Promise<void> {
   const given = process.env.TEST_DATABASE_URL;
-  const url =
-    given && dialectOf(given) === "postgresql"
-      ? given
-      : `file:${join(mkdtempSync(join(tmpdir(), "agent-registry-test-")), "template.db")}`;
+  if (given && dialectOf(given) === "postgresql") {
+    await migrate(given);
+    process.env[TEMPLATE] = process.env[PG_TEMPLATE] = given;
+    return;
+  }
+  const sqlite = `file:${join(mkdtempSync(join(tmpdir(), "agent-registry-test-")), "template.db")}`;
+  const postgres = withDatabase(PG_SERVER_URL, `registry_test_${process.pid}_${Date.now()}`);
+  await pgAdminQuery(`CREATE DATABASE "${pgName(postgres)}"`, postgres);
   // Closing the migration's connection checkpoints SQLite's WAL into the file, so a copy is whole.
-  await migrate(url);
-  process.env[TEMPLATE] = url;
-  return url;
+  await Promise.all([migrate(sqlite), migrate(postgres)]);
+  process.env[TEMPLATE] = sqlite;
+  process.env[PG_TEMPLATE] = postgres;
 }
 
-function template(): string {
-  const url = process.env[TEMPLATE];
-  if (!url) throw new Error(`${TEMPLATE} is unset: the suite's global setup (tests/global-setup.ts) did not run`);
+function templateOf(variable: string): string {
+  const url = process.env[variable];
+  if (!url) throw new Error(`${variable} is unset: the suite's global setup (tests/global-setup.ts) did not run`);
   return url;
 }
 
 const pgName = (url: string) => decodeURIComponent(new URL(url).pathname.slice(1));
 
-/** A fresh copy of the template, for one test file (or one test that needs a database of its own). */
-export async function copyOfTemplate(): Promise<string> {
-  const source = template();
+/** A fresh copy of the dialect's template, for one test file (or one test that needs a database of its own). */
+export function copyOfTemplate(): Promise<string> {
+  return copyOf(templateOf(TEMPLATE));
+}
+
+/**
+ * A fresh, migrated PostgreSQL database whatever the suite's dialect: for replicas that share one,
+ * and for checks of PostgreSQL itself. Dropped with the others by the global teardown, never by the
+ * file: a drop waits for a checkpoint, which on a busy machine can take longer than a hook may.
+ */
+export function copyOfPgTemplate(): Promise<string> {
+  return copyOf(templateOf(PG_TEMPLATE));
+}
+
+async function copyOf(source: string): Promise<string> {
   const suffix = randomBytes(5).toString("hex");
   if (dialectOf(source) === "sqlite") {
     const from = sqlitePath(source);
@@ -81,20 +111,20 @@ export async function copyOfTemplate(): Promise<string> {
   return withDatabase(source, name);
 }
 
-/** Global teardown: drops every copy (and the SQLite template's folder). */
+/** Global teardown: drops every copy, and the templates the setup made (a given one is .ci/run's to drop). */
 export async function dropCopies(): Promise<void> {
-  const source = process.env[TEMPLATE];
-  if (!source) return;
-  if (dialectOf(source) === "sqlite") {
-    rmSync(dirname(sqlitePath(source)), { recursive: true, force: true });
-    return;
-  }
-  const admin = pgAdmin(source);
+  const sqlite = process.env[TEMPLATE];
+  if (sqlite && dialectOf(sqlite) === "sqlite") rmSync(dirname(sqlitePath(sqlite)), { recursive: true, force: true });
+  const postgres = process.env[PG_TEMPLATE];
+  if (!postgres) return;
+  const admin = pgAdmin(postgres);
   await admin.connect();
   try {
     const { rows } = await admin.query<{ datname: string }>("SELECT datname FROM pg_database");
-    const copy = new RegExp(`^${pgName(source).replace(/\W/g, "\\$&")}_[0-9a-f]{10}$`);
-    for (const { datname } of rows.filter((r) => copy.test(r.datname)))
+    const name = pgName(postgres);
+    const copy = new RegExp(`^${name.replace(/\W/g, "\\$&")}_[0-9a-f]{10}$`);
+    const made = postgres !== process.env.TEST_DATABASE_URL;
+    for (const { datname } of rows.filter((r) => copy.test(r.datname) || (made && r.datname === name)))
       await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
   } finally {
     await admin.end();

@@ -1,13 +1,13 @@
 /**
- * One migrated template for the run (tests/database.ts): each test file copies it. By default a
- * SQLite file; with TEST_DATABASE_URL=postgresql://… the given (throwaway) PostgreSQL database,
- * which .ci/run creates and drops around the run.
+ * The run's migrated templates (tests/database.ts): each test file copies one. By default a SQLite
+ * file (and a PostgreSQL database for the files that need one); with TEST_DATABASE_URL=postgresql://…
+ * the given (throwaway) PostgreSQL database, which .ci/run creates and drops around the run.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { browserPath } from "./browser/browser.path.ts";
-import { createTemplate } from "./database.ts";
+import { createTemplates } from "./database.ts";
 
 export default async function globalSetup() {
   process.env.NODE_ENV = "test";
@@ -15,5 +15,5 @@ export default async function globalSetup() {
   // and shared, as production on PostgreSQL requires of replicas.
   process.env.SIGNING_KEYS_FILE ||= join(mkdtempSync(join(tmpdir(), "agent-registry-keys-")), "signing-keys.json");
   process.env.CHROMIUM_PATH = await browserPath();
-  await createTemplate();
+  await createTemplates();
 }

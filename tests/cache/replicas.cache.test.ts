@@ -59,12 +59,11 @@ const gqlDetail = (code: string) => ({
 });
 
 beforeAll(async () => {
-  database = await replicaDatabase("cache_replicas");
+  database = await replicaDatabase();
 }, 30_000);
 
 afterAll(async () => {
   await cleanUp();
-  await database?.drop();
 }, 30_000);
 
 describe("two caching replicas on one PostgreSQL database, with Redis", () => {

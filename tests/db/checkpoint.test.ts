@@ -15,6 +15,7 @@ import { migrate } from "../../src/db/migrate.ts";
 import { createApp } from "../../src/yoga.ts";
 import { intakeBody } from "../builders.ts";
 import { call } from "../helpers.ts";
+import { until } from "../wait.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "agent-registry-checkpoint-"));
 const opened: Db[] = [];
@@ -65,12 +66,7 @@ describe("WAL checkpoints (SQLite)", () => {
     const answer = await call("POST", "/api/v1/providers", { app, body: intakeBody() });
     expect(answer.status).toBe(201);
     const code = answer.body.providerCode as string;
-    let found = false;
-    for (let i = 0; i < 100 && !found; i++) {
-      found = codesInDatabaseFile(path).includes(code);
-      if (!found) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    expect(found).toBe(true);
+    await until(() => codesInDatabaseFile(path).includes(code), "the write in the database file");
   });
 
   test("under writes that never pause, the log starts over once it passes its bound", async () => {
@@ -129,7 +125,7 @@ describe("WAL checkpoints (SQLite)", () => {
       // Wait until the worker's checkpoints report a log past the bound. Each call that answers a
       // promise also asks for a checkpoint; while the reader holds its snapshot that one cannot copy
       // everything, so the bound stays due.
-      for (let i = 0; i < 100 && !checkpoints.beforeWrite(); i++) await new Promise((r) => setTimeout(r, 10));
+      await until(() => checkpoints.beforeWrite() !== undefined, "a checkpoint due before the next write");
       const salt = () => readFileSync(`${path}-wal`).readUInt32BE(16);
       const before = salt();
       reader.exec("COMMIT");

@@ -2,41 +2,26 @@
  * PostgreSQL's connections (src/db/postgres.ts): pools sized by configuration, named statements, raw
  * transactions on one connection, plans kept for the raw reads and made per execution for Prisma
  * and value-dependent reads, the values the direct reads answer, and the search's walk past fresh
- * submissions. On a throwaway database of the local server in both suite runs.
+ * submissions. On a database of its own on the local server in both suite runs (tests/database.ts).
  */
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import pg from "pg";
 import { type Db, openDb, queryRows, rawTransaction } from "../../src/db/client.ts";
-import { migrate } from "../../src/db/migrate.ts";
 import { statementNames } from "../../src/db/postgres.ts";
 import { Prisma } from "../../src/generated/prisma/client.ts";
 import { searchProviders } from "../../src/providers/provider.search.store.ts";
 import { listableWhere } from "../../src/providers/provider.visibility.ts";
+import { copyOfPgTemplate } from "../database.ts";
 
-const ADMIN = process.env.PG_ADMIN_URL || "postgresql://postgres@127.0.0.1:5432/postgres";
-const NAME = `registry_pool_${process.pid}_${Date.now()}`;
-const URL_OF_DB = `${ADMIN.replace(/\/[^/]*$/, "")}/${NAME}`;
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
+let URL_OF_DB: string;
 let db: Db;
 beforeAll(async () => {
-  await admin(`CREATE DATABASE "${NAME}"`);
-  await migrate(URL_OF_DB);
+  URL_OF_DB = await copyOfPgTemplate();
   db = await openDb(URL_OF_DB, { poolSize: 2 });
 });
 afterAll(async () => {
   await db.$disconnect();
-  await admin(`DROP DATABASE IF EXISTS "${NAME}" WITH (FORCE)`);
 });
 
 const VALUES = Prisma.sql`SELECT CAST('2026-01-02 03:04:05.678' AS timestamp(3)) AS "at", CAST(${5} AS bigint) AS "n",

@@ -14,7 +14,7 @@ import { MARKERS } from "../../scripts/synthetic/vocabulary.ts";
 import { type Db, dialectOf, openDb } from "../../src/db/client.ts";
 import { AGENT_TYPES, TRUST_TIERS, VISIBILITIES, validateIntake } from "../../src/providers/provider.rules.ts";
 import { createApp } from "../../src/yoga.ts";
-import { pgAdmin } from "../database.ts";
+import { copyOfPgTemplate } from "../database.ts";
 import { config, reviewerToken } from "../helpers.ts";
 
 const NOW = new Date("2026-01-01T00:00:00Z");
@@ -193,31 +193,18 @@ describe("seed:synthetic on a temporary SQLite file", () => {
   });
 });
 
-// Only when the suite runs on PostgreSQL: a database of its own, created and dropped here.
+// Only when the suite runs on PostgreSQL: a database of its own.
 const pgUrl = process.env.TEST_DATABASE_URL;
 if (pgUrl && dialectOf(pgUrl) === "postgresql") {
   describe("seed:synthetic on a throwaway PostgreSQL database", () => {
     const COUNT = 200;
-    const name = `agent_registry_seed_${process.pid}_${Date.now()}`;
-    const url = new URL(pgUrl);
-    url.pathname = `/${name}`;
-    // The maintenance database: the suite's own is the template other files are copying.
-    const admin = () => pgAdmin(pgUrl);
     let s: Awaited<ReturnType<typeof seeded>>;
 
     beforeAll(async () => {
-      const client = admin();
-      await client.connect();
-      await client.query(`CREATE DATABASE "${name}"`);
-      await client.end();
-      s = await seeded(url.toString(), COUNT, 3);
+      s = await seeded(await copyOfPgTemplate(), COUNT, 3);
     }, 60_000);
     afterAll(async () => {
       await s?.db.$disconnect();
-      const client = admin();
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await client.end();
     });
 
     checks(() => ({ db: s.db, get: s.get, count: COUNT }));

@@ -23,6 +23,7 @@ import { PrismaClient } from "../../src/generated/prisma/client.ts";
 import { createApp } from "../../src/yoga.ts";
 import { intakeBody } from "../builders.ts";
 import { call } from "../helpers.ts";
+import { until } from "../wait.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "agent-registry-wal-sync-"));
 const path = join(dir, "registry.db");
@@ -93,10 +94,8 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
 }
 
 async function firstHeld(): Promise<Held> {
-  for (let i = 0; i < 200 && held.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
-  const first = held.shift();
-  if (!first) throw new Error("no sync was asked for");
-  return first;
+  await until(() => held.length > 0, "a sync asked for");
+  return held.shift() as Held;
 }
 
 /**

@@ -36,7 +36,7 @@ let replicas: Server[] = [];
 let reviewer: string;
 
 beforeAll(async () => {
-  database = await replicaDatabase("events");
+  database = await replicaDatabase();
   const env = { REDIS_URL, FEED_CHANNEL: `agent-registry-events-test:${randomBytes(5).toString("hex")}` };
   replicas = await Promise.all([startServer(database.url, env), startServer(database.url, env)]);
   reviewer = await signReviewerToken(
@@ -50,7 +50,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cleanUp();
-  await database?.drop();
 }, 30_000);
 
 const pick = <T>(list: T[]): T => list[Math.floor(Math.random() * list.length)] as T;

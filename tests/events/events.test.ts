@@ -5,20 +5,16 @@
  * resumes from Last-Event-ID.
  */
 import { createHash } from "node:crypto";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, describe, expect, test } from "@jest/globals";
 import canonicalize from "canonicalize";
 import { applyPatch } from "rfc6902";
 import { loadConfig } from "../../src/config.ts";
-import { type Db, dialectOf, openDb } from "../../src/db/client.ts";
-import { migrate } from "../../src/db/migrate.ts";
+import { type Db, openDb } from "../../src/db/client.ts";
 import { pruneEvents } from "../../src/events/event.store.ts";
 import { createApp } from "../../src/yoga.ts";
+import { copyOfTemplate } from "../database.ts";
 import { FEED_QUERY, readSse } from "../feed/sse.ts";
-import { app, approve, call, config, expectProblem, gql, gqlCodes, intake, reviewerToken } from "../helpers.ts";
-import { replicaDatabase } from "../process/server.process.ts";
+import { app, approve, call, expectProblem, gql, gqlCodes, intake, reviewerToken } from "../helpers.ts";
 
 type Event = {
   seq: number;
@@ -267,28 +263,18 @@ describe("the feed resumes from Last-Event-ID", () => {
 });
 
 describe("retention", () => {
-  let own: { db: Db; app: ReturnType<typeof createApp>; drop: () => Promise<void> } | undefined;
+  let own: { db: Db; app: ReturnType<typeof createApp> } | undefined;
   afterAll(async () => {
     await own?.app.dispose();
     await own?.db.$disconnect();
-    await own?.drop();
   });
 
   test("asking from before the oldest kept event is a 410 naming it; from there on is answered", async () => {
     // A database of its own: pruning deletes the log's oldest events, whoever wrote them.
-    let url: string;
-    let drop = async () => {};
-    if (dialectOf(config.databaseUrl) === "sqlite") {
-      url = `file:${join(mkdtempSync(join(tmpdir(), "events-")), "retention.db")}`;
-    } else {
-      const database = await replicaDatabase("events");
-      url = database.url;
-      drop = database.drop;
-    }
-    await migrate(url);
+    const url = await copyOfTemplate();
     const ownDb = await openDb(url);
     const ownApp = createApp(loadConfig({ ...process.env, NODE_ENV: "test", DATABASE_URL: url }), ownDb);
-    own = { db: ownDb, app: ownApp, drop };
+    own = { db: ownDb, app: ownApp };
     const rv = await reviewerToken("events-rv");
     const made = await call("POST", "/api/v1/providers", {
       app: ownApp,

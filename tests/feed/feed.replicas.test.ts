@@ -30,6 +30,7 @@ import {
   startServer,
   stopServer,
 } from "../process/server.process.ts";
+import { until } from "../wait.ts";
 import { type FeedEvent, replay } from "./patches.ts";
 import { FEED_QUERY, readSse, type SseStream } from "./sse.ts";
 
@@ -44,7 +45,7 @@ const streams: SseStream[] = [];
 let reviewer: string;
 
 beforeAll(async () => {
-  database = await replicaDatabase("feed");
+  database = await replicaDatabase();
   const env = { REDIS_URL, FEED_CHANNEL: CHANNEL };
   [a, b] = await Promise.all([startServer(database.url, env), startServer(database.url, env)]);
   reviewer = await signReviewerToken(
@@ -59,7 +60,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(streams.map((s) => s.close()));
   await cleanUp();
-  await database?.drop();
 }, 30_000);
 
 async function subscribe(
@@ -249,8 +249,7 @@ describe("across replicas, through Redis", () => {
   test("one Redis subscription per replica whatever its streams; streams that leave are freed; a draining replica ends its streams", async () => {
     for (const s of streams.splice(0)) await s.close();
     // A and B each listen on the channel once, for their whole feed (and their webhooks).
-    for (let i = 0; i < 50 && (await listeners()) !== 2; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(await listeners()).toBe(2);
+    await until(async () => (await listeners()) === 2, "two listeners on the channel");
 
     // A third replica in this process, so that its feed's count of streams can be read.
     const cConfig = loadConfig({
@@ -279,8 +278,7 @@ describe("across replicas, through Redis", () => {
 
       // Clients that leave leave no stream behind; the replica's one subscription stays.
       for (const stream of onC) await stream.close();
-      for (let i = 0; i < 100 && c.feed.subscribers > 0; i++) await new Promise((r) => setTimeout(r, 20));
-      expect(c.feed.subscribers).toBe(0);
+      await until(() => c.feed.subscribers === 0, "no stream left on C");
       expect(await listeners()).toBe(3);
     } finally {
       await served?.close();
@@ -288,8 +286,7 @@ describe("across replicas, through Redis", () => {
       await cDb.$disconnect();
     }
     // A replica that closes gives its subscription up.
-    for (let i = 0; i < 50 && (await listeners()) !== 2; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(await listeners()).toBe(2);
+    await until(async () => (await listeners()) === 2, "two listeners on the channel");
 
     const probe = await intakeOn(b);
     const stream = await subscribe(a, {}, reviewer);

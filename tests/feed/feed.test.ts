@@ -10,6 +10,7 @@ import { createFeed } from "../../src/feed/feed.pubsub.ts";
 import { createApp } from "../../src/yoga.ts";
 import { uniqueCode } from "../builders.ts";
 import { activeReviewCode, approve, call, config, db, expectProblem, intake, reviewerToken } from "../helpers.ts";
+import { until } from "../wait.ts";
 import { type FeedEvent, opAt, replay } from "./patches.ts";
 import { FEED_QUERY, readSse, type SseStream } from "./sse.ts";
 
@@ -345,8 +346,7 @@ describe("who sees what", () => {
         body: { note: "abuse" },
       });
       expect(suspended.status).toBe(200);
-      for (let i = 0; i < 50 && !stream.ended; i++) await new Promise((r) => setTimeout(r, 20));
-      expect(stream.ended).toBe(true);
+      await until(() => stream.ended, "the suspended agent's stream ended");
     },
   );
 });
@@ -369,8 +369,7 @@ describe("revocation ends an agent's stream", () => {
       token: second.body.accessToken,
     });
     expect(revoked.status).toBe(200);
-    for (let i = 0; i < 50 && !first.ended; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(first.ended).toBe(true);
+    await until(() => first.ended, "the revoked token's stream ended");
     // The other stream goes on, and is not told about the revocation itself.
     expect(other.ended).toBe(false);
     await call("PATCH", `/api/v1/providers/${p.providerCode}`, {
@@ -388,8 +387,7 @@ describe("revocation ends an agent's stream", () => {
       body: { revokeCurrent: true },
     });
     expect(rotated.status).toBe(201);
-    for (let i = 0; i < 50 && !other.ended; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(other.ended).toBe(true);
+    await until(() => other.ended, "the rotated token's stream ended");
   });
 });
 
@@ -448,12 +446,10 @@ describe("transport", () => {
       Symbol.asyncIterator
     ]();
     const first = events.next();
-    await new Promise((r) => setTimeout(r, 50));
-    expect(feed.subscribers).toBe(1);
+    await until(() => feed.subscribers === 1, "one subscriber");
     await events.return?.();
     expect(await first).toEqual({ done: true, value: undefined });
-    await new Promise((r) => setTimeout(r, 10));
-    expect(feed.subscribers).toBe(0);
+    await until(() => feed.subscribers === 0, "no subscriber");
 
     // Many that come and go leave nothing behind.
     const many = await Promise.all(
@@ -462,12 +458,10 @@ describe("transport", () => {
       ),
     );
     const pendings = many.map((s) => s.next());
-    await new Promise((r) => setTimeout(r, 50));
-    expect(feed.subscribers).toBe(20);
+    await until(() => feed.subscribers === 20, "twenty subscribers");
     await Promise.all(many.map((s) => s.return?.()));
     expect(await Promise.all(pendings)).toEqual(many.map(() => ({ done: true, value: undefined })));
-    await new Promise((r) => setTimeout(r, 10));
-    expect(feed.subscribers).toBe(0);
+    await until(() => feed.subscribers === 0, "no subscriber");
 
     const draining = { draining: false };
     const drained = createFeed({ db, state: draining });
@@ -475,13 +469,11 @@ describe("transport", () => {
       Symbol.asyncIterator
     ]();
     const pending = stream.next();
-    await new Promise((r) => setTimeout(r, 50));
-    expect(drained.subscribers).toBe(1);
+    await until(() => drained.subscribers === 1, "one subscriber");
     draining.draining = true;
     expect(await pending).toEqual({ done: true, value: undefined });
     // (Through real processes, tests/feed/feed.replicas.test.ts checks both against Redis.)
-    await new Promise((r) => setTimeout(r, 10));
-    expect(drained.subscribers).toBe(0);
+    await until(() => drained.subscribers === 0, "no subscriber");
     await feed.close();
     await drained.close();
   });

@@ -15,6 +15,7 @@ import { attachWebSocket, type WebSocketOptions } from "../../src/http/websocket
 import { createApp } from "../../src/yoga.ts";
 import { type App, approve, call, config, db, intake, listen as listenHttp, reviewerToken } from "../helpers.ts";
 import { cleanUp, REDIS_URL, startServer, stopServer, tempDir } from "../process/server.process.ts";
+import { until } from "../wait.ts";
 import { FEED_QUERY, readSse } from "./sse.ts";
 
 /** Everything a test opened, closed after the file whatever happened (last opened, first closed). */
@@ -123,11 +124,6 @@ function subscribe(client: Client, variables: Record<string, unknown> = {}, quer
       return error;
     },
   };
-}
-
-/** Waits until `check` holds, for up to `ms`. */
-async function until(check: () => boolean, ms = 3000): Promise<void> {
-  for (const end = Date.now() + ms; !check() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
 }
 
 type Probe = { providerCode: string; accessToken: string };
@@ -264,12 +260,11 @@ describe("revocation", () => {
       token: second.body.accessToken,
     });
     expect(revoked.status).toBe(200);
-    await until(() => stream.ended);
-    expect(stream.ended).toBe(true);
+    await until(() => stream.ended, "the revoked token's stream ended");
     expect(stream.error).toBeUndefined();
 
     const again = subscribe(client, { providerCode: p.providerCode });
-    await until(() => again.ended);
+    await until(() => again.ended, "the refused subscription ended");
     expect(again.error).toEqual([expect.objectContaining({ extensions: { code: "UNAUTHENTICATED" } })]);
   });
 
@@ -280,8 +275,7 @@ describe("revocation", () => {
     expect(await closed).toEqual({ code: 4403, reason: "Credentials expired" });
     // Closed for the expiry itself, not before it.
     expect(Date.now() / 1000).toBeGreaterThanOrEqual((decodeJwt(token).exp as number) - 1);
-    await until(() => stream.ended);
-    expect(stream.ended).toBe(true);
+    await until(() => stream.ended, "the expired reviewer's stream ended");
   });
 });
 
@@ -317,7 +311,7 @@ describe("limits", () => {
       ["subscription { feed { a: seq b: seq c: seq d: seq } }", /aliases limit of 3 exceeded/i],
     ] as const) {
       const stream = subscribe(client, {}, query);
-      await until(() => stream.ended);
+      await until(() => stream.ended, "the refused subscription ended");
       expect(stream.error).toEqual([expect.objectContaining({ message: expect.stringMatching(words) })]);
       expect(stream.error).toEqual(await overSse(query));
     }
@@ -326,7 +320,7 @@ describe("limits", () => {
   test("more operations at once than a connection may run are refused with RATE_LIMITED", async () => {
     const { client } = connect(await strictUrl);
     const streams = [0, 1, 2].map(() => subscribe(client, {}, "subscription { feed { seq } }"));
-    await until(() => streams[2]?.ended === true);
+    await until(() => streams[2]?.ended === true, "the third operation ended");
     expect(streams.map((s) => s.ended)).toEqual([false, false, true]);
     expect(streams[2]?.error).toEqual([expect.objectContaining({ extensions: { code: "RATE_LIMITED" } })]);
   });

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import dns2 from "dns2";
 import { loadConfig, SERVICE_VERSION } from "../../src/config.ts";
 import { createOutbound, type Outbound, OutboundError, refusedRange } from "../../src/outbound/outbound.ts";
+import { until } from "../wait.ts";
 
 const { Packet } = dns2;
 
@@ -188,26 +189,18 @@ async function refusal(work: Promise<unknown>): Promise<OutboundError> {
   return error;
 }
 
-/** The server-side close of a watched request, or a failure after 2 s (the door left the socket open). */
+/** The server-side close of a watched request, or a failure after 10 s (the door left the socket open). */
 async function closedSoon(name: string): Promise<{ finished: boolean }> {
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
       seen.closed.get(name) ?? Promise.reject(new Error(`${name} was never requested`)),
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${name}: socket still open`)), 2000);
+        timer = setTimeout(() => reject(new Error(`${name}: socket still open`)), 10_000);
       }),
     ]);
   } finally {
     clearTimeout(timer);
-  }
-}
-
-async function until(condition: () => boolean, ms = 3000) {
-  const end = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
   }
 }
 
@@ -408,11 +401,11 @@ describe("limits", () => {
     const two = doorWith({ OUTBOUND_CONCURRENCY: "2", OUTBOUND_TIMEOUT_MS: "5000" });
     seen.started = 0;
     const requests = [1, 2, 3].map(() => two.get("https://good.test/slow"));
-    await until(() => seen.started === 2);
+    await until(() => seen.started === 2, "two requests started");
     await new Promise((r) => setTimeout(r, 200));
     expect(seen.started).toBe(2);
     seen.held.shift()?.end("one");
-    await until(() => seen.started === 3);
+    await until(() => seen.started === 3, "the third request started");
     for (const res of seen.held.splice(0)) res.end("more");
     expect((await Promise.all(requests)).map((r) => r.status)).toEqual([200, 200, 200]);
   });

@@ -5,14 +5,12 @@
  * `afterAll`, whether the tests passed or not.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
-import pg from "pg";
-import { migrate } from "../../src/db/migrate.ts";
+import { copyOfPgTemplate } from "../database.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The reviewer JWT secret the processes are started with (NODE_ENV=production requires one). */
@@ -177,20 +175,16 @@ export async function pool<T>(tasks: (() => Promise<T>)[], limit: number): Promi
 
 /** Redis on every development and CI machine (ARCHITECTURE.md). */
 export const REDIS_URL = "redis://127.0.0.1:6379";
-const PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres";
-
 export interface ReplicaDatabase {
   url: string;
-  /** Drops the database (and ends the admin connection). */
-  drop: () => Promise<void>;
 }
 
 /**
- * A throwaway PostgreSQL database, migrated, for replicas that share it with Redis — whatever
- * database the rest of the suite runs on. PostgreSQL and Redis run on every development and CI
- * machine (ARCHITECTURE.md): when either cannot be reached this fails and says so.
+ * A migrated PostgreSQL database of the file's own (tests/database.ts), for replicas that share it
+ * with Redis — whatever database the rest of the suite runs on. PostgreSQL and Redis run on every
+ * development and CI machine (ARCHITECTURE.md): when Redis cannot be reached this fails and says so.
  */
-export async function replicaDatabase(prefix: string): Promise<ReplicaDatabase> {
+export async function replicaDatabase(): Promise<ReplicaDatabase> {
   const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 1 });
   try {
     await redis.connect();
@@ -200,36 +194,5 @@ export async function replicaDatabase(prefix: string): Promise<ReplicaDatabase> 
   } finally {
     redis.disconnect();
   }
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await admin.connect();
-  } catch (error) {
-    throw new Error(
-      `PostgreSQL must run at ${PG_ADMIN_URL} for this test (ARCHITECTURE.md): ${(error as Error).message}`,
-    );
-  }
-  const name = `${prefix}_${randomBytes(5).toString("hex")}`;
-  try {
-    await admin.query(`CREATE DATABASE "${name}"`);
-  } catch (error) {
-    await admin.end();
-    throw error;
-  }
-  const database: ReplicaDatabase = {
-    url: `postgresql://postgres@127.0.0.1:5432/${name}`,
-    drop: async () => {
-      try {
-        await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      } finally {
-        await admin.end();
-      }
-    },
-  };
-  try {
-    await migrate(database.url);
-  } catch (error) {
-    await database.drop();
-    throw error;
-  }
-  return database;
+  return { url: await copyOfPgTemplate() };
 }

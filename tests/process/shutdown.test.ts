@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, test } from "@jest/globals";
 import { openDb } from "../../src/db/client.ts";
 import { intakeBody } from "../builders.ts";
+import { until } from "../wait.ts";
 import { cleanUp, request, type Server, startServer, tempDir, waitForLine } from "./server.process.ts";
 
 afterAll(cleanUp, 30_000);
@@ -95,10 +96,7 @@ async function idleConnection(port: number) {
     text += c;
   });
   socket.write("GET /health HTTP/1.1\r\nHost: registry\r\nConnection: keep-alive\r\n\r\n");
-  for (let i = 0; !/\r\n\r\n[\s\S]*"ok"/.test(text); i++) {
-    if (i > 200) throw new Error(`no answer on the keep-alive connection: ${text}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await until(() => /\r\n\r\n[\s\S]*"ok"/.test(text), "an answer on the keep-alive connection");
   expect(text).toMatch(/^HTTP\/1\.1 200/);
   expect(text.toLowerCase()).not.toContain("connection: close");
   return { socket, closed };
@@ -152,14 +150,21 @@ describe("SIGTERM on the real process", () => {
 
       // Then the listener closes: new connections are refused while the upload is still going.
       let outcome = "connected";
-      while (outcome === "connected" && Date.now() - signalled < DELAY + 3000) {
+      while (outcome === "connected" && Date.now() - signalled < DELAY + 10_000) {
         outcome = await connect(server.port);
         if (outcome === "connected") await new Promise((r) => setTimeout(r, 50));
       }
       expect(outcome).toBe("ECONNREFUSED");
       expect(Date.now() - signalled).toBeGreaterThanOrEqual(DELAY - 100);
       // The idle keep-alive connection was closed by the server once the listener closed.
-      const idleClosedAt = await Promise.race([idle.closed, new Promise<number>((r) => setTimeout(() => r(0), 2000))]);
+      let giveUp: NodeJS.Timeout | undefined;
+      const idleClosedAt = await Promise.race([
+        idle.closed,
+        new Promise<number>((r) => {
+          giveUp = setTimeout(() => r(0), 10_000);
+        }),
+      ]);
+      clearTimeout(giveUp);
       expect(idleClosedAt).toBeGreaterThan(0);
       expect(server.child.exitCode).toBeNull();
 
@@ -203,11 +208,10 @@ describe("SIGTERM on the real process", () => {
     server.child.kill("SIGTERM");
     await waitForLine(server, /"msg":"draining"/);
     // No delay configured: the listener closes at once and idle connections with it.
-    let outcome = await connect(server.port);
-    for (let i = 0; outcome === "connected" && i < 20; i++) {
-      await new Promise((r) => setTimeout(r, 25));
-      outcome = await connect(server.port);
-    }
+    const outcome = await until(async () => {
+      const tried = await connect(server.port);
+      return tried !== "connected" && tried;
+    }, "the listener closed");
     expect(outcome).toBe("ECONNREFUSED");
 
     // The client never sends the rest: at the deadline the connection is cut and the process exits 1;

@@ -51,7 +51,7 @@ function shuffle<T>(items: T[]): T[] {
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)] as T;
 
 beforeAll(async () => {
-  database = await replicaDatabase("replicas");
+  database = await replicaDatabase();
 }, 30_000);
 
 afterAll(async () => {
@@ -65,7 +65,6 @@ afterAll(async () => {
     })
     .catch(() => {})
     .finally(() => redis.disconnect());
-  await database?.drop();
 }, 30_000);
 
 describe("two replicas on one PostgreSQL database", () => {

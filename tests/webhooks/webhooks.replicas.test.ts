@@ -27,6 +27,7 @@ import {
   startServer,
   stopServer,
 } from "../process/server.process.ts";
+import { until } from "../wait.ts";
 
 interface Received {
   path: string;
@@ -75,7 +76,7 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-  database = await replicaDatabase("webhooks");
+  database = await replicaDatabase();
   db = await openDb(database.url);
   env = {
     NODE_ENV: "test",
@@ -101,16 +102,7 @@ afterAll(async () => {
   await new Promise((resolve) => receiver?.close(resolve));
   await cleanUp();
   await db?.$disconnect();
-  await database?.drop();
 }, 30_000);
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** An agent made through `server`, and a reviewer's subscription to its events posting to `path`. */
 async function watched(server: Server, path: string) {
@@ -154,11 +146,14 @@ test("a receiver failing three attempts of every message: every event delivered,
         .filter((r) => r.path === path && r.status === 200)
         .map((r) => (JSON.parse(r.body) as { data: { seq: number } }).data.seq),
     );
-  await until("every event delivered", () => events.every((e) => delivered().has(e.seq)));
-  await until("every delivery recorded", async () =>
-    (await db!.webhookDelivery.findMany({ where: { webhook: { webhookId: webhook.webhookId } } })).every(
-      (d) => d.status === "SUCCEEDED",
-    ),
+  await until(() => events.every((e) => delivered().has(e.seq)), "every event delivered", 30_000);
+  await until(
+    async () =>
+      (await db!.webhookDelivery.findMany({ where: { webhook: { webhookId: webhook.webhookId } } })).every(
+        (d) => d.status === "SUCCEEDED",
+      ),
+    "every delivery recorded",
+    30_000,
   );
 
   const mine = received.filter((r) => r.path === path);
@@ -201,16 +196,20 @@ test("a replica killed while its receiver holds the request: the other replica m
   a.child.kill("SIGKILL");
   expect((await a.exited).signal).toBe("SIGKILL");
   const c = await startServer(database!.url, env);
-  await until("the attempt made again", () => received.filter((r) => r.path === path).length >= 2);
+  await until(() => received.filter((r) => r.path === path).length >= 2, "the attempt made again", 30_000);
   const [first, second] = received.filter((r) => r.path === path);
   expect(second?.headers["webhook-id"]).toBe(first?.headers["webhook-id"]);
   expect(second?.body).toBe(first?.body);
   // Not before the dead replica's lease ran out.
   expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(LEASE_MS - 100);
-  await until("recorded by the new replica", async () => {
-    const [row] = await db!.webhookDelivery.findMany({ where: { webhook: { webhookId: webhook.webhookId } } });
-    return row?.status === "SUCCEEDED";
-  });
+  await until(
+    async () => {
+      const [row] = await db!.webhookDelivery.findMany({ where: { webhook: { webhookId: webhook.webhookId } } });
+      return row?.status === "SUCCEEDED";
+    },
+    "recorded by the new replica",
+    30_000,
+  );
   const [row] = await db!.webhookDelivery.findMany({ where: { webhook: { webhookId: webhook.webhookId } } });
   expect(row).toMatchObject({ attempts: 2, lastStatusCode: 200, leaseToken: null });
   expect(await stopServer(c)).toEqual({ code: 0, signal: null });

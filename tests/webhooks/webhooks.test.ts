@@ -31,6 +31,7 @@ import {
   intake,
   reviewerToken,
 } from "../helpers.ts";
+import { until } from "../wait.ts";
 
 interface Received {
   path: string;
@@ -108,15 +109,6 @@ function target(): { path: string; url: string } {
 const subscribe = (token: string, body: Record<string, unknown>) =>
   call("POST", "/api/v1/webhooks", { app, token, body });
 const at = (path: string) => received.filter((r) => r.path === path);
-
-/** Waits until `check` holds (polled), or fails saying what it waited for. */
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const patch = (code: string, token: string, summary: string) =>
   call("PATCH", `/api/v1/providers/${code}`, { app, token, body: { summary } });
@@ -287,7 +279,7 @@ describe("deliveries", () => {
     const { secret, webhook } = created.body;
     await patch(agent.providerCode, agent.accessToken, "First change");
     await patch(agent.providerCode, agent.accessToken, "Second change");
-    await until("two deliveries", () => at(path).length >= 2);
+    await until(() => at(path).length >= 2, "two deliveries");
     const verifier = new Webhook(secret);
     const messages = at(path).map((r) => {
       expect(r.headers["content-type"]).toBe("application/json");
@@ -306,13 +298,13 @@ describe("deliveries", () => {
     expect(() =>
       new Webhook(`whsec_${randomBytes(24).toString("base64")}`).verify(at(path)[0]!.body, at(path)[0]!.headers),
     ).toThrow();
-    await until("both recorded", async () => {
+    await until(async () => {
       const log = await call("GET", `/api/v1/webhooks/${webhook.webhookId}/deliveries`, {
         app,
         token: agent.accessToken,
       });
       return log.body.items.length === 2 && log.body.items.every((d: { status: string }) => d.status === "SUCCEEDED");
-    });
+    }, "both recorded");
     const log = await call("GET", `/api/v1/webhooks/${webhook.webhookId}/deliveries?limit=1`, {
       app,
       token: agent.accessToken,
@@ -351,7 +343,7 @@ describe("deliveries", () => {
     await patch(watched.providerCode, watched.accessToken, "Not a decision");
     await approve(other.providerCode);
     await approve(watched.providerCode);
-    await until("the decision", () => at(path).length >= 2);
+    await until(() => at(path).length >= 2, "the decision");
     await new Promise((r) => setTimeout(r, 200));
     const types = at(path).map((r) => JSON.parse(r.body) as { type: string; data: { providerCode: string } });
     expect(types.map((m) => m.data.providerCode)).toEqual([watched.providerCode, watched.providerCode]);
@@ -364,17 +356,17 @@ describe("deliveries", () => {
     answers.set(path, (nth) => (nth <= 3 ? 503 : 200));
     const { webhook } = (await subscribe(agent.accessToken, { url })).body;
     await patch(agent.providerCode, agent.accessToken, "Retried change");
-    await until("four attempts", () => at(path).length >= 4);
+    await until(() => at(path).length >= 4, "four attempts");
     const attempts = at(path);
     expect(new Set(attempts.map((r) => r.headers["webhook-id"])).size).toBe(1);
     expect(new Set(attempts.map((r) => r.body)).size).toBe(1);
-    await until("the success recorded", async () => {
+    await until(async () => {
       const log = await call("GET", `/api/v1/webhooks/${webhook.webhookId}/deliveries`, {
         app,
         token: agent.accessToken,
       });
       return log.body.items[0]?.status === "SUCCEEDED";
-    });
+    }, "the success recorded");
     const [delivery] = (
       await call("GET", `/api/v1/webhooks/${webhook.webhookId}/deliveries`, { app, token: agent.accessToken })
     ).body.items;
@@ -388,11 +380,11 @@ describe("deliveries", () => {
     answers.set(path, (nth) => (nth === 1 ? 302 : 200));
     const { webhook } = (await subscribe(agent.accessToken, { url })).body;
     await patch(agent.providerCode, agent.accessToken, "Redirected change");
-    await until("the second attempt", () => at(path).length >= 2);
-    await until("recorded", async () => {
+    await until(() => at(path).length >= 2, "the second attempt");
+    await until(async () => {
       const [d] = (await db.webhookDelivery.findMany({ where: { webhook: { webhookId: webhook.webhookId } } })) ?? [];
       return d?.status === "SUCCEEDED";
-    });
+    }, "recorded");
     expect(at(path)).toHaveLength(2);
   });
 
@@ -403,21 +395,21 @@ describe("deliveries", () => {
     const ping = await call("POST", `/api/v1/webhooks/${webhook.webhookId}/test`, { app, token: agent.accessToken });
     expect(ping.status).toBe(202);
     expect(ping.body).toMatchObject({ kind: "PING", seq: null, status: "PENDING", attempts: 0 });
-    await until("the ping", () => at(path).length === 1);
+    await until(() => at(path).length === 1, "the ping");
     const pinged = new Webhook(secret).verify(at(path)[0]!.body, at(path)[0]!.headers) as Record<string, unknown>;
     expect(pinged).toMatchObject({ type: "PING", data: { webhookId: webhook.webhookId } });
     expect(at(path)[0]?.headers["webhook-id"]).toBe(ping.body.deliveryId);
-    await until("the ping recorded", async () => {
+    await until(async () => {
       const d = await db.webhookDelivery.findUnique({ where: { deliveryId: ping.body.deliveryId } });
       return d?.status === "SUCCEEDED";
-    });
+    }, "the ping recorded");
     const again = await call("POST", `/api/v1/webhooks/${webhook.webhookId}/deliveries/${ping.body.deliveryId}/retry`, {
       app,
       token: agent.accessToken,
     });
     expect(again.status).toBe(202);
     expect(again.body).toMatchObject({ deliveryId: ping.body.deliveryId, status: "PENDING", attempts: 0 });
-    await until("the redelivery", () => at(path).length === 2);
+    await until(() => at(path).length === 2, "the redelivery");
     expect(at(path)[1]?.headers["webhook-id"]).toBe(ping.body.deliveryId);
     expectProblem(
       await call("POST", `/api/v1/webhooks/${webhook.webhookId}/deliveries/msg_nothing/retry`, {
@@ -436,9 +428,9 @@ describe("deliveries", () => {
     const { webhook } = (await subscribe(agent.accessToken, { url })).body;
     await patch(agent.providerCode, agent.accessToken, "Never delivered");
     await until(
-      "the subscription disabled",
       async () =>
         (await call("GET", `/api/v1/webhooks/${webhook.webhookId}`, { app, token: rv })).body.enabled === false,
+      "the subscription disabled",
     );
     const read = await call("GET", `/api/v1/webhooks/${webhook.webhookId}`, { app, token: agent.accessToken });
     expect(read.body).toMatchObject({ enabled: false, disabledAt: expect.any(String) });
@@ -496,7 +488,7 @@ describe("leases", () => {
       const { url, path } = target();
       await subscribe(agent.accessToken, { url });
       for (let i = 0; i < 12; i++) await patch(agent.providerCode, agent.accessToken, `Change ${i}`);
-      await until("twelve deliveries", () => at(path).length >= 12);
+      await until(() => at(path).length >= 12, "twelve deliveries");
       await new Promise((r) => setTimeout(r, 300));
       const ids = at(path).map((r) => r.headers["webhook-id"]);
       expect(new Set(ids).size).toBe(12);
