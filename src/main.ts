@@ -19,6 +19,7 @@ import { startRetention } from "./events/event.retention.ts";
 import { writeLogLine } from "./http/request.log.ts";
 import { attachWebSocket } from "./http/websocket.ts";
 import { startRechecks } from "./trust/domain.recheck.ts";
+import { webBundle } from "./web/web.bundle.ts";
 import { startWebhooks } from "./webhooks/webhook.delivery.ts";
 import { createApp } from "./yoga.ts";
 
@@ -44,6 +45,8 @@ await migrate(config.databaseUrl);
 const db = await openDb(config.databaseUrl, { poolSize: config.databasePoolSize });
 const state = { draining: false };
 const app = createApp(config, db, state);
+// The pages' assets are bundled once per process: now, so that the first visitor need not wait.
+webBundle().catch((error) => log({ level: "error", msg: "web pages bundle failed", error: String(error) }));
 
 /** Answers not yet finished: on SIGTERM, the ones whose headers are not out yet close their connection. */
 const inFlight = new Set<ServerResponse>();

@@ -124,10 +124,9 @@ const NO_STORE_HEADERS = {
 export function useWebPages(options: WebPagesOptions = {}): Plugin {
   const log = options.log ?? (() => {});
   const graphiqlOn = options.graphiql ?? true;
-  // Start bundling as the app is created, so the first page is served without waiting for it.
-  const bundling = webBundle().catch((error) =>
-    log({ time: new Date().toISOString(), level: "error", msg: "web pages bundle failed", error: String(error) }),
-  );
+  // The bundle is made on the first request that needs it (main.ts starts it as the server starts,
+  // so that no visitor waits for it): an app that never serves a page never pays for one.
+  let bundling: Promise<unknown> | undefined;
   const shells = new WeakMap<Bundle, Map<PageName | "graphiql", Shell>>();
   const shellOf = (bundle: Bundle, page: PageName | "graphiql", render: () => string): Shell => {
     let byPage = shells.get(bundle);
@@ -167,7 +166,9 @@ export function useWebPages(options: WebPagesOptions = {}): Plugin {
       let bundle: Bundle;
       let graphiql: Graphiql | undefined;
       try {
-        bundle = await webBundle();
+        const pending = webBundle();
+        bundling = pending.catch(() => {});
+        bundle = await pending;
         if (wantsGraphiql) graphiql = await loadGraphiql();
       } catch (error) {
         log({ time: new Date().toISOString(), level: "error", msg: "web assets failed", error: String(error) });
