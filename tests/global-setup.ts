@@ -3,11 +3,15 @@
  * file (and a PostgreSQL database for the files that need one); with TEST_DATABASE_URL=postgresql://…
  * the given (throwaway) PostgreSQL database, which .ci/run creates and drops around the run.
  */
+import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { browserPath } from "./browser/browser.path.ts";
 import { createTemplates } from "./database.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 export default async function globalSetup() {
   process.env.NODE_ENV = "test";
@@ -15,5 +19,7 @@ export default async function globalSetup() {
   // and shared, as production on PostgreSQL requires of replicas.
   process.env.SIGNING_KEYS_FILE ||= join(mkdtempSync(join(tmpdir(), "agent-registry-keys-")), "signing-keys.json");
   process.env.CHROMIUM_PATH = await browserPath();
+  // The service as `npm start` runs it, for the files that start server processes (tests/process/server.process.ts).
+  execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: ROOT, stdio: "ignore" });
   await createTemplates();
 }

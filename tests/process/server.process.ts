@@ -1,6 +1,6 @@
 /**
- * Real server processes for the process tests: `node --import tsx src/main.ts` on a database of the
- * test's choosing, PORT=0 (main.ts logs the bound URL), stdout kept line by line. Every process and
+ * Real server processes for the process tests: `node dist/main.js`, as `npm start` runs it, on a
+ * database of the test's choosing, PORT=0 (main.ts logs the bound URL), stdout kept line by line. Every process and
  * temporary folder made here is registered and removed by `cleanUp()`, which the test files call in
  * `afterAll`, whether the tests passed or not.
  */
@@ -41,7 +41,8 @@ export function tempDir(prefix = "agent-registry-process-"): string {
 /** Starts a server and waits until /ready answers 200. */
 export async function startServer(databaseUrl: string, env: Record<string, string> = {}): Promise<Server> {
   const { NODE_OPTIONS: _jestOnly, ...inherited } = process.env;
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  // As `npm start` runs it: the build in dist/ (the global setup makes it from src/ for each run).
+  const child = spawn(process.execPath, ["--single-threaded-gc", "dist/main.js"], {
     cwd: ROOT,
     env: {
       ...inherited,
