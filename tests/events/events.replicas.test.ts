@@ -189,7 +189,7 @@ describe("a stream killed and resumed", () => {
       const { stream, abort } = await open(pick(replicas), last);
       try {
         for (;;) {
-          const event = (await stream.next(5000)).data.feed as Event;
+          const event = (await stream.next()).data.feed as Event;
           received.push(event);
           last = event.seq;
           if (last >= end) break;

@@ -8,6 +8,11 @@ export interface SseStream {
   next(ms?: number): Promise<any>;
   /** Payloads received within `ms`, without waiting for any in particular. */
   drain(ms: number): Promise<any[]>;
+  /**
+   * The payloads that pass `keep` until there are `count` of them, waiting for each as `next` does,
+   * then those that arrive within `settle` ms more (so that one too many still shows). Others pass.
+   */
+  collect(count: number, keep: (payload: any) => boolean, settle?: number): Promise<any[]>;
   /** The SSE `id` of the last payload `next` gave (the event's seq), if it had one. */
   readonly lastId: string | undefined;
   /** Whether the server completed the stream (`event: complete` or end of body). */
@@ -85,7 +90,7 @@ export function readSse(response: Response, abort?: AbortController): SseStream 
       });
     });
   return {
-    async next(ms = 5000) {
+    async next(ms = 10_000) {
       const until = Date.now() + ms;
       while (queue.length === 0) {
         if (ended) throw new Error("the stream ended");
@@ -100,6 +105,14 @@ export function readSse(response: Response, abort?: AbortController): SseStream 
       await new Promise((r) => setTimeout(r, ms));
       lastId = ids.splice(0).at(-1) ?? lastId;
       return queue.splice(0);
+    },
+    async collect(count, keep, settle = 100) {
+      const kept: any[] = [];
+      while (kept.length < count) {
+        const payload = await this.next();
+        if (keep(payload)) kept.push(payload);
+      }
+      return [...kept, ...(await this.drain(settle)).filter(keep)];
     },
     get lastId() {
       return lastId;

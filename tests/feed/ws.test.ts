@@ -67,6 +67,8 @@ function connect(url: string, connectionParams?: Record<string, unknown>): { cli
 interface Stream {
   next(ms?: number): Promise<any>;
   drain(ms: number): Promise<any[]>;
+  /** As tests/feed/sse.ts's: `count` payloads that pass `keep`, then any more within `settle` ms. */
+  collect(count: number, keep: (payload: any) => boolean, settle?: number): Promise<any[]>;
   /** Completed by the server (or failed: `error`). */
   readonly ended: boolean;
   readonly error: unknown;
@@ -104,7 +106,7 @@ function subscribe(client: Client, variables: Record<string, unknown> = {}, quer
     },
   );
   return {
-    async next(ms = 5000) {
+    async next(ms = 10_000) {
       const until = Date.now() + ms;
       while (queue.length === 0) {
         if (ended) throw new Error(`the stream ended: ${JSON.stringify(error)}`);
@@ -116,6 +118,14 @@ function subscribe(client: Client, variables: Record<string, unknown> = {}, quer
     async drain(ms) {
       await new Promise((r) => setTimeout(r, ms));
       return queue.splice(0);
+    },
+    async collect(count, keep, settle = 100) {
+      const kept: any[] = [];
+      while (kept.length < count) {
+        const payload = await this.next();
+        if (keep(payload)) kept.push(payload);
+      }
+      return [...kept, ...(await this.drain(settle)).filter(keep)];
     },
     get ended() {
       return ended;
@@ -181,9 +191,9 @@ describe("who sees what", () => {
     await patch(hidden, "not for everyone");
     expect((await lifecycle(hidden.providerCode, "RETIRED", hidden.accessToken)).status).toBe(200);
     expect((await lifecycle(open.providerCode, "RETIRED", open.accessToken)).status).toBe(200);
-    const got = (await stream.drain(300))
-      .map((m) => m.data.feed)
-      .filter((e: { providerCode: string }) => [open.providerCode, hidden.providerCode].includes(e.providerCode));
+    const got = (
+      await stream.collect(1, (m) => [open.providerCode, hidden.providerCode].includes(m.data?.feed?.providerCode))
+    ).map((m) => m.data.feed);
     expect(got).toEqual([
       expect.objectContaining({
         kind: "LIFECYCLE_CHANGED",

@@ -231,7 +231,7 @@ describe("a write's statements", () => {
       expect([answer.status, answer.status === 200 ? "" : answer.text]).toEqual([200, ""]);
       // Every subscriber has the event …
       for (const body of bodies)
-        expect((await body.next(3000)).data.feed).toMatchObject({ kind: "PROVIDER_UPDATED", providerCode: code });
+        expect((await body.next()).data.feed).toMatchObject({ kind: "PROVIDER_UPDATED", providerCode: code });
       const statements = [...counting.statements];
       const afterCommit = statements.slice(statements.lastIndexOf("COMMIT") + 1);
       // … from what the write itself returned (no read, when its events follow the tail's head) or

@@ -97,7 +97,7 @@ export async function startServer(databaseUrl: string, env: Record<string, strin
 }
 
 /** Waits until a stdout line matches, or fails after `ms`. */
-export async function waitForLine(server: Server, pattern: RegExp, ms = 5000): Promise<string> {
+export async function waitForLine(server: Server, pattern: RegExp, ms = 10_000): Promise<string> {
   const until = Date.now() + ms;
   for (;;) {
     const line = server.lines.find((l) => pattern.test(l));

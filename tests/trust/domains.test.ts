@@ -274,7 +274,7 @@ describe("a check", () => {
       const asked = await challenge(created.providerCode, created.accessToken, "example.test");
       files.set(`/.well-known/agent-registry/${created.providerCode}.txt`, asked.body.token);
       expect((await check(created.providerCode, created.accessToken)).body.verified).toBe(true);
-      const event = await stream.next(5000);
+      const event = await stream.next();
       // The publisher changed, and with it the public snapshot: publisherVerified, nothing else.
       expect(event.data.feed).toMatchObject({
         kind: "PUBLISHER_CHANGED",
