@@ -16,6 +16,7 @@ import { createApp } from "../../src/yoga.ts";
 import { uniqueCode } from "../builders.ts";
 import { readSse } from "../feed/sse.ts";
 import { approve, call, config, gql, intake, reviewerToken } from "../helpers.ts";
+import { until } from "../wait.ts";
 import { type CountingDb, openCountingDb } from "./counting.db.ts";
 
 let counting: CountingDb;
@@ -221,7 +222,7 @@ describe("a write's statements", () => {
           return readSse(response, abort);
         }),
       );
-      await new Promise((r) => setTimeout(r, 100));
+      await until(() => watched.feed.subscribers === 20, "twenty subscribers");
       counting.reset();
       const answer = await call("PATCH", `/api/v1/providers/${code}`, {
         app: watched,
