@@ -20,6 +20,21 @@ export interface SseStream {
   close(): Promise<void>;
 }
 
+/** `SseStream.collect`, for any stream that has `next` and `drain` (the WebSocket tests' too). */
+export async function collectFrom(
+  stream: Pick<SseStream, "next" | "drain">,
+  count: number,
+  keep: (payload: any) => boolean,
+  settle = 100,
+): Promise<any[]> {
+  const kept: any[] = [];
+  while (kept.length < count) {
+    const payload = await stream.next();
+    if (keep(payload)) kept.push(payload);
+  }
+  return [...kept, ...(await stream.drain(settle)).filter(keep)];
+}
+
 export function readSse(response: Response, abort?: AbortController): SseStream {
   if (!response.body) throw new Error("no body");
   // A real fetch answers a web ReadableStream; `yoga.fetch` in process a stream that is async-iterable.
@@ -106,13 +121,8 @@ export function readSse(response: Response, abort?: AbortController): SseStream 
       lastId = ids.splice(0).at(-1) ?? lastId;
       return queue.splice(0);
     },
-    async collect(count, keep, settle = 100) {
-      const kept: any[] = [];
-      while (kept.length < count) {
-        const payload = await this.next();
-        if (keep(payload)) kept.push(payload);
-      }
-      return [...kept, ...(await this.drain(settle)).filter(keep)];
+    collect(count, keep, settle) {
+      return collectFrom(this, count, keep, settle);
     },
     get lastId() {
       return lastId;

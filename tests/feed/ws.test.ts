@@ -16,7 +16,7 @@ import { createApp } from "../../src/yoga.ts";
 import { type App, approve, call, config, db, intake, listen as listenHttp, reviewerToken } from "../helpers.ts";
 import { cleanUp, REDIS_URL, startServer, stopServer, tempDir } from "../process/server.process.ts";
 import { until } from "../wait.ts";
-import { FEED_QUERY, readSse } from "./sse.ts";
+import { collectFrom, FEED_QUERY, readSse } from "./sse.ts";
 
 /** Everything a test opened, closed after the file whatever happened (last opened, first closed). */
 const toClose: (() => Promise<unknown> | unknown)[] = [];
@@ -119,13 +119,8 @@ function subscribe(client: Client, variables: Record<string, unknown> = {}, quer
       await new Promise((r) => setTimeout(r, ms));
       return queue.splice(0);
     },
-    async collect(count, keep, settle = 100) {
-      const kept: any[] = [];
-      while (kept.length < count) {
-        const payload = await this.next();
-        if (keep(payload)) kept.push(payload);
-      }
-      return [...kept, ...(await this.drain(settle)).filter(keep)];
+    collect(count, keep, settle) {
+      return collectFrom(this, count, keep, settle);
     },
     get ended() {
       return ended;
