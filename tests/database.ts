@@ -20,6 +20,8 @@ import { migrate } from "../src/db/migrate.ts";
 /** Where the global setup leaves the templates' URLs for the workers. */
 const TEMPLATE = "TEST_TEMPLATE_URL";
 const PG_TEMPLATE = "TEST_PG_TEMPLATE_URL";
+/** Why there is no PostgreSQL template, when the server could not be reached. */
+const PG_UNAVAILABLE = "TEST_PG_UNAVAILABLE";
 
 /** The local PostgreSQL server (ARCHITECTURE.md: every development and CI machine runs one). */
 export const PG_SERVER_URL = process.env.PG_ADMIN_URL || "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -45,7 +47,7 @@ async function pgAdminQuery(sql: string, url: string): Promise<void> {
   try {
     await admin.connect();
   } catch (error) {
-    throw new Error(`PostgreSQL must run at ${url} for the suite (ARCHITECTURE.md): ${(error as Error).message}`);
+    throw new Error(`PostgreSQL must run at ${url} for this test (ARCHITECTURE.md): ${(error as Error).message}`);
   }
   try {
     await admin.query(sql);
@@ -68,17 +70,23 @@ export async function createTemplates(): Promise<void> {
   }
   const sqlite = `file:${join(mkdtempSync(join(tmpdir(), "agent-registry-test-")), "template.db")}`;
   const postgres = withDatabase(PG_SERVER_URL, `registry_test_${process.pid}_${Date.now()}`);
-  await pgAdminQuery(`CREATE DATABASE "${pgName(postgres)}"`, postgres);
   // Closing the migration's connection checkpoints SQLite's WAL into the file, so a copy is whole.
-  await Promise.all([migrate(sqlite), migrate(postgres)]);
+  const [migrated, made] = await Promise.allSettled([
+    migrate(sqlite),
+    pgAdminQuery(`CREATE DATABASE "${pgName(postgres)}"`, postgres).then(() => migrate(postgres)),
+  ]);
+  if (migrated.status === "rejected") throw migrated.reason;
   process.env[TEMPLATE] = sqlite;
-  process.env[PG_TEMPLATE] = postgres;
+  // Without PostgreSQL the rest of the suite still runs; the files that need it fail, saying why.
+  if (made.status === "fulfilled") process.env[PG_TEMPLATE] = postgres;
+  else process.env[PG_UNAVAILABLE] = String((made.reason as Error).message ?? made.reason);
 }
 
 function templateOf(variable: string): string {
   const url = process.env[variable];
-  if (!url) throw new Error(`${variable} is unset: the suite's global setup (tests/global-setup.ts) did not run`);
-  return url;
+  if (url) return url;
+  if (variable === PG_TEMPLATE && process.env[PG_UNAVAILABLE]) throw new Error(process.env[PG_UNAVAILABLE]);
+  throw new Error(`${variable} is unset: the suite's global setup (tests/global-setup.ts) did not run`);
 }
 
 const pgName = (url: string) => decodeURIComponent(new URL(url).pathname.slice(1));
