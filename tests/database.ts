@@ -24,7 +24,7 @@ const PG_TEMPLATE = "TEST_PG_TEMPLATE_URL";
 const PG_UNAVAILABLE = "TEST_PG_UNAVAILABLE";
 
 /** The local PostgreSQL server (ARCHITECTURE.md: every development and CI machine runs one). */
-export const PG_SERVER_URL = process.env.PG_ADMIN_URL || "postgresql://postgres@127.0.0.1:5432/postgres";
+const PG_SERVER_URL = process.env.PG_ADMIN_URL || "postgresql://postgres@127.0.0.1:5432/postgres";
 
 /** A PostgreSQL URL with another database name. */
 function withDatabase(url: string, name: string): string {
