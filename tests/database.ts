@@ -37,7 +37,7 @@ function withDatabase(url: string, name: string): string {
  * A client of the maintenance database of `url`'s server: databases are created and dropped from
  * there, never from a template, which must have no one connected while it is copied.
  */
-export function pgAdmin(url: string): pg.Client {
+function pgAdmin(url: string): pg.Client {
   return new pg.Client({ connectionString: withDatabase(url, "postgres"), connectionTimeoutMillis: 3000 });
 }
 
