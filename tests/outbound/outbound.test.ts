@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import dns2 from "dns2";
 import { loadConfig, SERVICE_VERSION } from "../../src/config.ts";
 import { createOutbound, type Outbound, OutboundError, refusedRange } from "../../src/outbound/outbound.ts";
-import { until } from "../wait.ts";
+import { until, within } from "../wait.ts";
 
 const { Packet } = dns2;
 
@@ -189,19 +189,12 @@ async function refusal(work: Promise<unknown>): Promise<OutboundError> {
   return error;
 }
 
-/** The server-side close of a watched request, or a failure after 10 s (the door left the socket open). */
-async function closedSoon(name: string): Promise<{ finished: boolean }> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      seen.closed.get(name) ?? Promise.reject(new Error(`${name} was never requested`)),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${name}: socket still open`)), 10_000);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
+/** The server-side close of a watched request, or a failure (the door left the socket open). */
+function closedSoon(name: string): Promise<{ finished: boolean }> {
+  return within(
+    seen.closed.get(name) ?? Promise.reject(new Error(`${name} was never requested`)),
+    `${name}: the socket closed`,
+  );
 }
 
 beforeAll(async () => {

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import { copyOfPgTemplate } from "../database.ts";
+import { until } from "../wait.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The reviewer JWT secret the processes are started with (NODE_ENV=production requires one). */
@@ -97,14 +98,8 @@ export async function startServer(databaseUrl: string, env: Record<string, strin
 }
 
 /** Waits until a stdout line matches, or fails after `ms`. */
-export async function waitForLine(server: Server, pattern: RegExp, ms = 10_000): Promise<string> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const line = server.lines.find((l) => pattern.test(l));
-    if (line) return line;
-    if (Date.now() > until) throw new Error(`no log line matched ${pattern} within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+export function waitForLine(server: Server, pattern: RegExp, ms?: number): Promise<string> {
+  return until(() => server.lines.find((l) => pattern.test(l)), `a log line matching ${pattern}`, ms);
 }
 
 /** SIGTERM, then SIGKILL if it has not exited within `ms`; answers how it exited. */

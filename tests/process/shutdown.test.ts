@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, test } from "@jest/globals";
 import { openDb } from "../../src/db/client.ts";
 import { intakeBody } from "../builders.ts";
-import { until } from "../wait.ts";
+import { until, within } from "../wait.ts";
 import { cleanUp, request, type Server, startServer, tempDir, waitForLine } from "./server.process.ts";
 
 afterAll(cleanUp, 30_000);
@@ -86,6 +86,18 @@ function connect(port: number): Promise<string> {
   });
 }
 
+/** Tries to connect until the listener is gone: the error code of the first refused connection. */
+function listenerClosed(port: number, ms?: number): Promise<string> {
+  return until(
+    async () => {
+      const outcome = await connect(port);
+      return outcome !== "connected" && outcome;
+    },
+    "the listener closed",
+    ms,
+  );
+}
+
 /** An idle keep-alive connection: a request answered, then nothing; `closed` when the server closes it. */
 async function idleConnection(port: number) {
   const socket = net.connect(port, "127.0.0.1");
@@ -149,23 +161,10 @@ describe("SIGTERM on the real process", () => {
       expect(fresh.status).toBe(503);
 
       // Then the listener closes: new connections are refused while the upload is still going.
-      let outcome = "connected";
-      while (outcome === "connected" && Date.now() - signalled < DELAY + 10_000) {
-        outcome = await connect(server.port);
-        if (outcome === "connected") await new Promise((r) => setTimeout(r, 50));
-      }
-      expect(outcome).toBe("ECONNREFUSED");
+      expect(await listenerClosed(server.port, DELAY + 10_000)).toBe("ECONNREFUSED");
       expect(Date.now() - signalled).toBeGreaterThanOrEqual(DELAY - 100);
       // The idle keep-alive connection was closed by the server once the listener closed.
-      let giveUp: NodeJS.Timeout | undefined;
-      const idleClosedAt = await Promise.race([
-        idle.closed,
-        new Promise<number>((r) => {
-          giveUp = setTimeout(() => r(0), 10_000);
-        }),
-      ]);
-      clearTimeout(giveUp);
-      expect(idleClosedAt).toBeGreaterThan(0);
+      expect(await within(idle.closed, "the idle connection closed")).toBeGreaterThan(0);
       expect(server.child.exitCode).toBeNull();
 
       // The request in flight finishes, with success, and its write is kept.
@@ -208,11 +207,7 @@ describe("SIGTERM on the real process", () => {
     server.child.kill("SIGTERM");
     await waitForLine(server, /"msg":"draining"/);
     // No delay configured: the listener closes at once and idle connections with it.
-    const outcome = await until(async () => {
-      const tried = await connect(server.port);
-      return tried !== "connected" && tried;
-    }, "the listener closed");
-    expect(outcome).toBe("ECONNREFUSED");
+    expect(await listenerClosed(server.port)).toBe("ECONNREFUSED");
 
     // The client never sends the rest: at the deadline the connection is cut and the process exits 1;
     // the idle connection had been closed before that, with the listener.
