@@ -86,15 +86,15 @@ export async function startServer(databaseUrl: string, env: Record<string, strin
   });
   server.url = await listening;
   server.port = Number(new URL(server.url).port);
-  for (let i = 0; ; i++) {
-    const ready = await fetch(`${server.url}/ready`).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (ready) return server;
-    if (i > 200) throw new Error("the server never became ready");
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await until(
+    () =>
+      fetch(`${server.url}/ready`).then(
+        (r) => r.status === 200,
+        () => false,
+      ),
+    "the server ready",
+  );
+  return server;
 }
 
 /** Waits until a stdout line matches, or fails after `ms`. */
