@@ -20,6 +20,11 @@ export default async function globalSetup() {
   process.env.SIGNING_KEYS_FILE ||= join(mkdtempSync(join(tmpdir(), "agent-registry-keys-")), "signing-keys.json");
   process.env.CHROMIUM_PATH = await browserPath();
   // The service as `npm start` runs it, for the files that start server processes (tests/process/server.process.ts).
-  execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: ROOT, stdio: "ignore" });
+  // Once per run: a jest that a test starts (tests/process/jest-exit.test.ts) inherits the flag, and
+  // must not rebuild dist/ while other files start servers from it.
+  if (process.env.TEST_DIST_BUILT !== "1") {
+    execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: ROOT, stdio: "ignore" });
+    process.env.TEST_DIST_BUILT = "1";
+  }
   await createTemplates();
 }
