@@ -5,6 +5,9 @@
  * TEST_DIALECT_ONLY=1 leaves out the files whose outcome cannot depend on the database's dialect
  * (pure rules, the outbound door, generated code and types, the OpenAPI document, the examples, the
  * pages): .ci/run runs them once, on SQLite, and only the rest again on PostgreSQL.
+ *
+ * The files of the scale-out setup (replica processes sharing one PostgreSQL database, with Redis)
+ * run when the suite runs on PostgreSQL: the SQLite pass, plain `npm test`, needs neither server.
  */
 import { availableParallelism } from "node:os";
 
@@ -21,6 +24,17 @@ export const DIALECT_INDEPENDENT = [
   "<rootDir>/tests/process/jest-exit.test.ts",
 ];
 
+export const POSTGRES_ONLY = [
+  "<rootDir>/tests/replicas/",
+  "<rootDir>/tests/events/events.replicas.test.ts",
+  "<rootDir>/tests/feed/feed.replicas.test.ts",
+  "<rootDir>/tests/webhooks/webhooks.replicas.test.ts",
+  "<rootDir>/tests/cache/replicas.cache.test.ts",
+  "<rootDir>/tests/db/postgres.test.ts",
+];
+
+const onPostgres = /^postgres(ql)?:/.test(process.env.TEST_DATABASE_URL ?? "");
+
 export default {
   testEnvironment: "node",
   extensionsToTreatAsEsm: [".ts"],
@@ -34,6 +48,7 @@ export default {
   testPathIgnorePatterns: [
     "/node_modules/",
     "<rootDir>/tests/bench/",
+    ...(onPostgres ? [] : POSTGRES_ONLY),
     ...(process.env.TEST_DIALECT_ONLY === "1" ? DIALECT_INDEPENDENT : []),
   ],
   globalSetup: "<rootDir>/tests/global-setup.ts",

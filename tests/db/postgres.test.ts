@@ -2,7 +2,7 @@
  * PostgreSQL's connections (src/db/postgres.ts): pools sized by configuration, named statements, raw
  * transactions on one connection, plans kept for the raw reads and made per execution for Prisma
  * and value-dependent reads, the values the direct reads answer, and the search's walk past fresh
- * submissions. On a database of its own on the local server in both suite runs (tests/database.ts).
+ * submissions. On a database of its own, in the suite's PostgreSQL run (jest.config.js).
  */
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
@@ -12,12 +12,12 @@ import { statementNames } from "../../src/db/postgres.ts";
 import { Prisma } from "../../src/generated/prisma/client.ts";
 import { searchProviders } from "../../src/providers/provider.search.store.ts";
 import { listableWhere } from "../../src/providers/provider.visibility.ts";
-import { copyOfPgTemplate } from "../database.ts";
+import { copyOfTemplate } from "../database.ts";
 
 let URL_OF_DB: string;
 let db: Db;
 beforeAll(async () => {
-  URL_OF_DB = await copyOfPgTemplate();
+  URL_OF_DB = await copyOfTemplate();
   db = await openDb(URL_OF_DB, { poolSize: 2 });
 });
 afterAll(async () => {

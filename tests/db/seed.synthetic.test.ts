@@ -11,10 +11,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { seedSynthetic } from "../../scripts/synthetic/seed.ts";
 import { MARKERS } from "../../scripts/synthetic/vocabulary.ts";
-import { type Db, dialectOf, openDb } from "../../src/db/client.ts";
+import { type Db, openDb } from "../../src/db/client.ts";
 import { AGENT_TYPES, TRUST_TIERS, VISIBILITIES, validateIntake } from "../../src/providers/provider.rules.ts";
 import { createApp } from "../../src/yoga.ts";
-import { copyOfPgTemplate } from "../database.ts";
+import { copyOfTemplate, ON_POSTGRES } from "../database.ts";
 import { config, reviewerToken } from "../helpers.ts";
 
 const NOW = new Date("2026-01-01T00:00:00Z");
@@ -194,14 +194,13 @@ describe("seed:synthetic on a temporary SQLite file", () => {
 });
 
 // Only when the suite runs on PostgreSQL: a database of its own.
-const pgUrl = process.env.TEST_DATABASE_URL;
-if (pgUrl && dialectOf(pgUrl) === "postgresql") {
+if (ON_POSTGRES) {
   describe("seed:synthetic on a throwaway PostgreSQL database", () => {
     const COUNT = 200;
     let s: Awaited<ReturnType<typeof seeded>>;
 
     beforeAll(async () => {
-      s = await seeded(await copyOfPgTemplate(), COUNT, 3);
+      s = await seeded(await copyOfTemplate(), COUNT, 3);
     }, 60_000);
     afterAll(async () => {
       await s?.db.$disconnect();

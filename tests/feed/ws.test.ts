@@ -13,6 +13,7 @@ import { signReviewerToken } from "../../src/auth/reviewer.jwt.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { attachWebSocket, type WebSocketOptions } from "../../src/http/websocket.ts";
 import { createApp } from "../../src/yoga.ts";
+import { ON_POSTGRES } from "../database.ts";
 import { type App, approve, call, config, db, intake, listen as listenHttp, reviewerToken } from "../helpers.ts";
 import { cleanUp, REDIS_URL, startServer, stopServer, tempDir } from "../process/server.process.ts";
 import { until } from "../wait.ts";
@@ -367,33 +368,36 @@ describe("limits", () => {
   });
 });
 
-describe("replicas", () => {
-  test("an event written through replica A or B reaches the WebSockets of A and of B (Redis)", async () => {
-    const channel = `agent-registry-ws-test:${randomBytes(5).toString("hex")}`;
-    const shared = { ...config, redisUrl: REDIS_URL, feedChannel: channel };
-    const [a, b] = [ownApp(shared), ownApp(shared)];
-    const onA = subscribe(connect(await listen(a, shared)).client);
-    const onB = subscribe(connect(await listen(b, shared)).client);
-    const probe = await listed();
-    await untilLive(onA, probe, a);
-    await untilLive(onB, probe, a);
-    await onA.drain(100);
-    await onB.drain(0);
+// The scale-out setup, tested when the suite runs on PostgreSQL (tests/database.ts).
+if (ON_POSTGRES) {
+  describe("replicas", () => {
+    test("an event written through replica A or B reaches the WebSockets of A and of B (Redis)", async () => {
+      const channel = `agent-registry-ws-test:${randomBytes(5).toString("hex")}`;
+      const shared = { ...config, redisUrl: REDIS_URL, feedChannel: channel };
+      const [a, b] = [ownApp(shared), ownApp(shared)];
+      const onA = subscribe(connect(await listen(a, shared)).client);
+      const onB = subscribe(connect(await listen(b, shared)).client);
+      const probe = await listed();
+      await untilLive(onA, probe, a);
+      await untilLive(onB, probe, a);
+      await onA.drain(100);
+      await onB.drain(0);
 
-    const p = await listed();
-    expect((await patch(p, "from A", a)).status).toBe(200);
-    expect((await lifecycle(p.providerCode, "RETIRED", p.accessToken, b)).status).toBe(200);
-    // Its approval (made through a third app, which shares only the database) brought it into the
-    // directory: that arrival is in the log, so in both streams, before A's and B's own writes.
-    const expected = [
-      `STAGE_CHANGED ${p.providerCode}`,
-      `PROVIDER_UPDATED ${p.providerCode}`,
-      `LIFECYCLE_CHANGED ${p.providerCode}`,
-    ];
-    expect(await seen(onA, [p.providerCode], 400)).toEqual(expected);
-    expect(await seen(onB, [p.providerCode], 0)).toEqual(expected);
-  }, 30_000);
-});
+      const p = await listed();
+      expect((await patch(p, "from A", a)).status).toBe(200);
+      expect((await lifecycle(p.providerCode, "RETIRED", p.accessToken, b)).status).toBe(200);
+      // Its approval (made through a third app, which shares only the database) brought it into the
+      // directory: that arrival is in the log, so in both streams, before A's and B's own writes.
+      const expected = [
+        `STAGE_CHANGED ${p.providerCode}`,
+        `PROVIDER_UPDATED ${p.providerCode}`,
+        `LIFECYCLE_CHANGED ${p.providerCode}`,
+      ];
+      expect(await seen(onA, [p.providerCode], 400)).toEqual(expected);
+      expect(await seen(onB, [p.providerCode], 0)).toEqual(expected);
+    }, 30_000);
+  });
+}
 
 describe("draining", () => {
   test("SIGTERM closes the process's WebSockets with 1001 Going Away, and the drain ends with exit 0", async () => {

@@ -11,6 +11,7 @@ import { loadConfig } from "../../src/config.ts";
 import { addressKey, clientAddress } from "../../src/limits/limits.plugin.ts";
 import { createApp } from "../../src/yoga.ts";
 import { intakeBody } from "../builders.ts";
+import { ON_POSTGRES } from "../database.ts";
 import {
   type Answer,
   type App,
@@ -305,62 +306,65 @@ describe("configuration", () => {
   });
 });
 
-describe("with Redis (REDIS_URL)", () => {
-  const prefix = `agent-registry-test:${randomBytes(6).toString("hex")}`;
-  let redis: Redis;
+// The scale-out setup, tested when the suite runs on PostgreSQL (tests/database.ts).
+if (ON_POSTGRES) {
+  describe("with Redis (REDIS_URL)", () => {
+    const prefix = `agent-registry-test:${randomBytes(6).toString("hex")}`;
+    let redis: Redis;
 
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 1 });
-    try {
-      await redis.connect();
-      await redis.ping();
-    } catch (error) {
-      throw new Error(
-        `Redis must run at ${REDIS_URL} for these tests (ARCHITECTURE.md: it runs on every development and CI machine): ${(error as Error).message}`,
-      );
-    }
-  });
+    beforeAll(async () => {
+      redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 1 });
+      try {
+        await redis.connect();
+        await redis.ping();
+      } catch (error) {
+        throw new Error(
+          `Redis must run at ${REDIS_URL} for these tests (ARCHITECTURE.md: it runs on every development and CI machine): ${(error as Error).message}`,
+        );
+      }
+    });
 
-  afterAll(async () => {
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length) await redis.del(...keys);
-    await redis.quit();
-  });
+    afterAll(async () => {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+      await redis.quit();
+    });
 
-  test("two apps (two replicas) share one limit: requests split across both hit 429 at the combined count", async () => {
-    const env = { REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix, RATE_LIMIT_INTAKE_PER_HOUR: "4" };
-    const replicas = [limitedApp(env), limitedApp(env)] as const;
-    const from = address();
-    const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) {
-      const app = replicas[i % 2] as App;
-      statuses.push((await send(app, "POST", "/api/v1/providers", { body: intakeBody(), from })).status);
-    }
-    expect(statuses).toEqual([201, 201, 201, 201, 429, 429]);
-    expect(await redis.keys(`${prefix}:intake*`)).toHaveLength(1);
-    expectGqlLimited(await gqlIntake(replicas[1], from), 3600);
-    expect((await send(replicas[0], "POST", "/api/v1/providers", { body: intakeBody(), from: address() })).status).toBe(
-      201,
-    );
-  });
+    test("two apps (two replicas) share one limit: requests split across both hit 429 at the combined count", async () => {
+      const env = { REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix, RATE_LIMIT_INTAKE_PER_HOUR: "4" };
+      const replicas = [limitedApp(env), limitedApp(env)] as const;
+      const from = address();
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const app = replicas[i % 2] as App;
+        statuses.push((await send(app, "POST", "/api/v1/providers", { body: intakeBody(), from })).status);
+      }
+      expect(statuses).toEqual([201, 201, 201, 201, 429, 429]);
+      expect(await redis.keys(`${prefix}:intake*`)).toHaveLength(1);
+      expectGqlLimited(await gqlIntake(replicas[1], from), 3600);
+      expect(
+        (await send(replicas[0], "POST", "/api/v1/providers", { body: intakeBody(), from: address() })).status,
+      ).toBe(201);
+    });
 
-  test("failed authentications count across replicas too", async () => {
-    const env = { REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix, RATE_LIMIT_AUTH_FAILURES_PER_15MIN: "3" };
-    const [a, b] = [limitedApp(env), limitedApp(env)];
-    const from = address();
-    expect((await send(a, "GET", "/api/v1/providers", { token: "agr_1", from })).status).toBe(401);
-    expect((await send(b, "GET", "/api/v1/providers", { token: "agr_2", from })).status).toBe(401);
-    expect((await send(a, "GET", "/api/v1/providers", { token: "agr_3", from })).status).toBe(401);
-    expectLimited(await send(b, "GET", "/api/v1/providers", { token: "agr_4", from }), 900);
-  });
+    test("failed authentications count across replicas too", async () => {
+      const env = { REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix, RATE_LIMIT_AUTH_FAILURES_PER_15MIN: "3" };
+      const [a, b] = [limitedApp(env), limitedApp(env)];
+      const from = address();
+      expect((await send(a, "GET", "/api/v1/providers", { token: "agr_1", from })).status).toBe(401);
+      expect((await send(b, "GET", "/api/v1/providers", { token: "agr_2", from })).status).toBe(401);
+      expect((await send(a, "GET", "/api/v1/providers", { token: "agr_3", from })).status).toBe(401);
+      expectLimited(await send(b, "GET", "/api/v1/providers", { token: "agr_4", from }), 900);
+    });
 
-  test("Redis unreachable: never a 500; the limits fail open to per-process counting", async () => {
-    const app = limitedApp({ REDIS_URL: "redis://127.0.0.1:1", RATE_LIMIT_KEY_PREFIX: prefix });
-    const from = address();
-    const statuses: number[] = [];
-    for (let i = 0; i < 4; i++) {
-      statuses.push((await send(app, "POST", "/api/v1/providers", { body: intakeBody(), from })).status);
-    }
-    expect(statuses).toEqual([201, 201, 201, 429]);
+    test("Redis unreachable: never a 500; the limits fail open to per-process counting", async () => {
+      const app = limitedApp({ REDIS_URL: "redis://127.0.0.1:1", RATE_LIMIT_KEY_PREFIX: prefix });
+      const from = address();
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        statuses.push((await send(app, "POST", "/api/v1/providers", { body: intakeBody(), from })).status);
+      }
+      expect(statuses).toEqual([201, 201, 201, 429]);
+    });
   });
-});
+}

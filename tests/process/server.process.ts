@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
-import { copyOfPgTemplate } from "../database.ts";
+import { copyOfTemplate } from "../database.ts";
 import { until } from "../wait.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -177,8 +177,8 @@ export interface ReplicaDatabase {
 
 /**
  * A migrated PostgreSQL database of the file's own (tests/database.ts), for replicas that share it
- * with Redis — whatever database the rest of the suite runs on. PostgreSQL and Redis run on every
- * development and CI machine (ARCHITECTURE.md): when Redis cannot be reached this fails and says so.
+ * with Redis: the replica files run when the suite runs on PostgreSQL (jest.config.js). When Redis
+ * cannot be reached this fails and says so.
  */
 export async function replicaDatabase(): Promise<ReplicaDatabase> {
   const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 1 });
@@ -190,5 +190,5 @@ export async function replicaDatabase(): Promise<ReplicaDatabase> {
   } finally {
     redis.disconnect();
   }
-  return { url: await copyOfPgTemplate() };
+  return { url: await copyOfTemplate() };
 }
