@@ -22,6 +22,14 @@ export const DIALECT_INDEPENDENT = [
   "<rootDir>/tests/outbound/",
   "<rootDir>/tests/webhooks/webhook.rules.test.ts",
   "<rootDir>/tests/process/jest-exit.test.ts",
+  // On a SQLite file of their own whatever the suite's dialect: SQLite's own machinery, and the
+  // process-level behaviours (drain, request log, the cache in front of Yoga).
+  "<rootDir>/tests/db/wal-sync.test.ts",
+  "<rootDir>/tests/db/checkpoint.test.ts",
+  "<rootDir>/tests/perf/query-plans.test.ts",
+  "<rootDir>/tests/process/shutdown.test.ts",
+  "<rootDir>/tests/process/logs.test.ts",
+  "<rootDir>/tests/cache/node-cache.test.ts",
 ];
 
 export const POSTGRES_ONLY = [

@@ -5,8 +5,8 @@
  * summary it wrote, and every version list runs 1..n without gap or duplicate — also for the writes
  * that were in flight at the kill (each is all there or not there at all).
  *
- * It runs on a fresh SQLite file (WAL; each write answered once synced, src/db/sqlite.ts) and, when
- * the suite runs on PostgreSQL (TEST_DATABASE_URL), on that database too. SIGKILL leaves the
+ * It runs on the suite's dialect: a fresh SQLite file (WAL; each write answered once synced,
+ * src/db/sqlite.ts), or a copy of the PostgreSQL template when the suite runs there. SIGKILL leaves the
  * machine's page cache in place, so this proves atomic, acknowledged-after-commit writes; surviving
  * power loss is the sync's job (README, "Durability"; tests/db/wal-sync.test.ts).
  */
@@ -16,17 +16,13 @@ import { afterAll, describe, expect, test } from "@jest/globals";
 import Database from "better-sqlite3";
 import { dialectOf, sqlitePath } from "../../src/db/client.ts";
 import { intakeBody } from "../builders.ts";
-import { copyOfTemplate } from "../database.ts";
+import { copyOfTemplate, ON_POSTGRES } from "../database.ts";
 import { cleanUp, pool, request, type Server, startServer, tempDir } from "./server.process.ts";
 
 afterAll(cleanUp, 30_000);
 
-const suiteDatabase = process.env.TEST_DATABASE_URL;
 const dialects: [string, () => Promise<string>][] = [
-  ["SQLite", async () => `file:${join(tempDir(), "durability.db")}`],
-  ...(suiteDatabase && dialectOf(suiteDatabase) === "postgresql"
-    ? [["PostgreSQL", copyOfTemplate] as [string, () => Promise<string>]]
-    : []),
+  ON_POSTGRES ? ["PostgreSQL", copyOfTemplate] : ["SQLite", async () => `file:${join(tempDir(), "durability.db")}`],
 ];
 
 interface Made {
