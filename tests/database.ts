@@ -40,7 +40,7 @@ function pgAdmin(url: string): pg.Client {
 }
 
 /** Global setup: migrates the run's template and tells the workers where it is. */
-export async function createTemplates(): Promise<void> {
+export async function createTemplate(): Promise<void> {
   const template = ON_POSTGRES
     ? (process.env.TEST_DATABASE_URL as string)
     : `file:${join(mkdtempSync(join(tmpdir(), "agent-registry-test-")), "template.db")}`;

@@ -1,7 +1,7 @@
 /**
- * The run's migrated templates (tests/database.ts): each test file copies one. By default a SQLite
- * file (and a PostgreSQL database for the files that need one); with TEST_DATABASE_URL=postgresql://…
- * the given (throwaway) PostgreSQL database, which .ci/run creates and drops around the run.
+ * The run's migrated template (tests/database.ts), which each test file copies: by default a SQLite
+ * file; with TEST_DATABASE_URL=postgresql://… the given (throwaway) PostgreSQL database, which
+ * .ci/run creates and drops around the run.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { browserPath } from "./browser/browser.path.ts";
-import { createTemplates } from "./database.ts";
+import { createTemplate } from "./database.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -26,5 +26,5 @@ export default async function globalSetup() {
     execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: ROOT, stdio: "ignore" });
     process.env.TEST_DIST_BUILT = "1";
   }
-  await createTemplates();
+  await createTemplate();
 }
