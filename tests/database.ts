@@ -7,10 +7,12 @@
  * The template is TEST_DATABASE_URL when it names a PostgreSQL database (a throwaway one: .ci/run
  * creates and drops it), else a SQLite file in a folder of the run's own.
  */
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { dialectOf, sqlitePath } from "../src/db/client.ts";
 import { migrate } from "../src/db/migrate.ts";
@@ -78,7 +80,12 @@ export async function copyOfTemplate(): Promise<string> {
   return withDatabase(source, name);
 }
 
-/** Global teardown: drops every copy (the template itself is .ci/run's to drop on PostgreSQL). */
+/**
+ * Global teardown: drops every copy (the template itself is .ci/run's to drop on PostgreSQL), those
+ * an earlier run left behind included. On PostgreSQL the drops are handed to a detached process
+ * (tests/drop-databases.mjs): each waits for a checkpoint, up to a second apiece on a busy machine,
+ * and jest would sit that long times a hundred copies after its summary.
+ */
 export async function dropCopies(): Promise<void> {
   const template = process.env[TEMPLATE];
   if (!template) return;
@@ -88,12 +95,18 @@ export async function dropCopies(): Promise<void> {
   }
   const admin = pgAdmin(template);
   await admin.connect();
+  let copies: string[];
   try {
     const { rows } = await admin.query<{ datname: string }>("SELECT datname FROM pg_database");
     const copy = new RegExp(`^${pgName(template).replace(/\W/g, "\\$&")}_[0-9a-f]{10}$`);
-    for (const { datname } of rows.filter((r) => copy.test(r.datname)))
-      await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+    copies = rows.map((r) => r.datname).filter((name) => copy.test(name));
   } finally {
     await admin.end();
   }
+  if (copies.length === 0) return;
+  const dropper = fileURLToPath(new URL("./drop-databases.mjs", import.meta.url));
+  spawn(process.execPath, [dropper, withDatabase(template, "postgres"), ...copies], {
+    detached: true,
+    stdio: "ignore",
+  }).unref();
 }
