@@ -168,13 +168,21 @@ test("a receiver failing three attempts of every message: every event delivered,
   }
   expect([...idOfSeq.keys()].sort((x, y) => x - y)).toEqual(events.map((e) => e.seq));
   expect(new Set(idOfSeq.values()).size).toBe(events.length);
-  // Exactly one replica per attempt: the receiver saw each attempt the database counted, once.
+  // Exactly one replica per attempt: the receiver saw each attempt the database counted, once. (An
+  // attempt slower than its lease, on a busy machine, is made again, and counted again; the waiting
+  // covers one still on its way when another recorded the success.)
   const rows = await db!.webhookDelivery.findMany({ where: { webhook: { webhookId: webhook.webhookId } } });
   expect(rows).toHaveLength(events.length);
+  const got = (deliveryId: string) => received.filter((r) => r.path === path && r.headers["webhook-id"] === deliveryId);
+  await until(
+    () => rows.every((row) => got(row.deliveryId).length === row.attempts),
+    "every attempt counted received once",
+    30_000,
+  );
   for (const row of rows) {
-    const got = mine.filter((r) => r.headers["webhook-id"] === row.deliveryId);
-    expect([row.deliveryId, got.length]).toEqual([row.deliveryId, row.attempts]);
-    expect(got.map((r) => r.status)).toEqual([500, 500, 500, 200]);
+    const statuses = got(row.deliveryId).map((r) => r.status);
+    expect(statuses.slice(0, 4)).toEqual([500, 500, 500, 200]);
+    expect(statuses.slice(4).every((status) => status === 200)).toBe(true);
   }
 }, 90_000);
 
@@ -211,6 +219,12 @@ test("a replica killed while its receiver holds the request: the other replica m
     30_000,
   );
   const [row] = await db!.webhookDelivery.findMany({ where: { webhook: { webhookId: webhook.webhookId } } });
-  expect(row).toMatchObject({ attempts: 2, lastStatusCode: 200, leaseToken: null });
+  expect(row).toMatchObject({ lastStatusCode: 200, leaseToken: null });
+  // Two attempts, unless the new replica was itself slower than a lease (a busy machine) and made
+  // another: each one the database counted reached the receiver, under the same webhook-id.
+  const mine = () => received.filter((r) => r.path === path);
+  await until(() => mine().length === row!.attempts, "every attempt counted received", 30_000);
+  expect(row!.attempts).toBeGreaterThanOrEqual(2);
+  expect(new Set(mine().map((r) => r.headers["webhook-id"]))).toEqual(new Set([first?.headers["webhook-id"]]));
   expect(await stopServer(c)).toEqual({ code: 0, signal: null });
 }, 90_000);
