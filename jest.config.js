@@ -20,6 +20,7 @@ export const DIALECT_INDEPENDENT = [
   "<rootDir>/tests/graphql/schema.test.ts",
   "<rootDir>/tests/http/sofa.internals.test.ts",
   "<rootDir>/tests/outbound/",
+  "<rootDir>/tests/auth/access-token.test.ts",
   "<rootDir>/tests/webhooks/webhook.rules.test.ts",
   "<rootDir>/tests/process/jest-exit.test.ts",
   // On a SQLite file of their own whatever the suite's dialect: SQLite's own machinery, and the

@@ -6,6 +6,7 @@ import PrismaPlugin from "@pothos/plugin-prisma";
 import RelayPlugin, { decodeGlobalID } from "@pothos/plugin-relay";
 import ScopeAuthPlugin from "@pothos/plugin-scope-auth";
 import { GraphQLError } from "graphql";
+import { hasRole } from "./auth/roles.ts";
 import type { Viewer } from "./auth/viewer.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/client.ts";
@@ -51,8 +52,10 @@ export const builder = new SchemaBuilder<{
     JSON: { Input: unknown; Output: unknown };
   };
   AuthScopes: {
-    /** A verified reviewer (or admin) JWT. */
+    /** A verified reviewer (or admin) JWT, or an access token with the reviewer role. */
     reviewer: boolean;
+    /** A credential with the admin role (roles.ts). */
+    admin: boolean;
     /** Any valid agent token. */
     agent: boolean;
     /** The agent token of the provider with this code. */
@@ -97,6 +100,7 @@ export const builder = new SchemaBuilder<{
   scopeAuth: {
     authScopes: (ctx) => ({
       reviewer: ctx.viewer.kind === "reviewer",
+      admin: hasRole(ctx.viewer, "admin"),
       agent: ctx.viewer.kind === "agent",
       ownerOf: (providerCode) => ctx.viewer.kind === "agent" && ctx.viewer.providerCode === providerCode,
     }),

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { ROLES, type Role } from "./auth/roles.ts";
 
 /**
  * Every environment variable the service reads, parsed once, with its default.
@@ -29,6 +30,12 @@ export interface Config {
   reviewerJwks?: { timeoutMs?: number; cooldownMs?: number; cacheMaxAgeMs?: number };
   /** Public base URL used in the service description; derived from the request when unset. */
   publicUrl: string | undefined;
+  /**
+   * READ_ACCESS: `public` (anyone reads what is public) or `authenticated` (every request but
+   * /health, /ready, /openapi.* and /.well-known/* needs a credential that carries the reader role;
+   * src/auth/roles.ts). With `authenticated` the response cache is off: it keeps anonymous answers.
+   */
+  readAccess: "public" | "authenticated";
   logLevel: "silent" | "info";
   /** Redis for state shared by replicas (rate limits); unset: each process keeps its own. */
   redisUrl: string | undefined;
@@ -82,6 +89,8 @@ export interface Config {
   trust: TrustConfig;
   /** Webhook deliveries (src/webhooks/): see `WebhooksConfig`. */
   webhooks: WebhooksConfig;
+  /** OAuth access tokens from listed issuers (src/auth/access.token.ts): see `AccessTokenConfig`. */
+  accessTokens: AccessTokenConfig;
 }
 
 /** The change log (src/events) and its readers. */
@@ -343,6 +352,99 @@ function webhooksConfig(env: NodeJS.ProcessEnv, outbound: OutboundConfig): Webho
   };
 }
 
+/**
+ * The OAuth 2.1 resource server (src/auth/access.token.ts): access tokens are JWTs from the issuers
+ * listed here, each with the audience its tokens must carry. Nothing set: no access token is accepted.
+ */
+export interface AccessTokenConfig {
+  /**
+   * OIDC_ISSUER with OIDC_AUDIENCE (default PUBLIC_URL) first, then the further issuers of
+   * ACCESS_TOKEN_ISSUERS: `https://issuer-a|audience-a,https://issuer-b|audience-b` (an audience
+   * holds no `,` or `|`). Each issuer is written exactly as its tokens' `iss` spells it.
+   */
+  issuers: readonly AccessTokenIssuer[];
+  /**
+   * OIDC_ROLES_CLAIM: the claim whose values grant roles through `roleMap`, beside the scopes: the
+   * claim of that exact name if the token has one, else a dotted path (`realm_access.roles`).
+   */
+  rolesClaim: string | undefined;
+  /** OIDC_ROLE_MAP: `value=role,…` (`registry-reviewers=reviewer,registry-admins=admin`), roles of roles.ts. */
+  roleMap: ReadonlyMap<string, Role>;
+  /**
+   * Tuning of the key cache in milliseconds (how long a discovery document and JWKS are used, the
+   * cooldown before an unknown `kid` may fetch the JWKS again). Not read from the environment: the
+   * defaults of `ACCESS_TOKEN_KEYS_DEFAULTS` (access.token.ts) suit production; tests change them.
+   */
+  keys?: { cooldownMs?: number; cacheMaxAgeMs?: number };
+}
+
+export interface AccessTokenIssuer {
+  /** The `iss` of its tokens and the `issuer` of its discovery document, exactly. */
+  issuer: string;
+  /** The `aud` its access tokens must carry. */
+  audience: string;
+}
+
+/** An issuer: an https: URL (http: outside production) without credentials, query or fragment. */
+function issuerUrl(name: string, value: string, production: boolean): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {}
+  const scheme = url?.protocol === "https:" || (!production && url?.protocol === "http:");
+  if (!url || !scheme || url.username || url.password || /[?#\s]/.test(value)) {
+    throw new Error(
+      `${name} must name issuers by URL (https:${production ? "" : ", or http: outside production"}; no query or fragment), got "${value}"`,
+    );
+  }
+  return value;
+}
+
+function accessTokenConfig(env: NodeJS.ProcessEnv, publicUrl: string | undefined): AccessTokenConfig {
+  const production = env.NODE_ENV === "production";
+  const primary = env.OIDC_ISSUER?.trim();
+  const further = env.ACCESS_TOKEN_ISSUERS?.trim();
+  const rolesClaim = env.OIDC_ROLES_CLAIM?.trim() || undefined;
+  const roleMapText = env.OIDC_ROLE_MAP?.trim();
+  if (!primary) {
+    // A half-configured resource server would accept nothing while its operator believes otherwise.
+    for (const name of ["OIDC_AUDIENCE", "ACCESS_TOKEN_ISSUERS", "OIDC_ROLES_CLAIM", "OIDC_ROLE_MAP"]) {
+      if (env[name]?.trim()) throw new Error(`${name} is set but OIDC_ISSUER is not`);
+    }
+    return { issuers: [], rolesClaim: undefined, roleMap: new Map() };
+  }
+  const audience = env.OIDC_AUDIENCE?.trim() || publicUrl;
+  if (!audience)
+    throw new Error("OIDC_ISSUER needs the audience its access tokens carry: set OIDC_AUDIENCE or PUBLIC_URL");
+  const issuers: AccessTokenIssuer[] = [{ issuer: issuerUrl("OIDC_ISSUER", primary, production), audience }];
+  for (const entry of further ? further.split(",") : []) {
+    const [issuer, issuerAudience, extra] = entry.split("|").map((part) => part.trim());
+    if (!issuer || !issuerAudience || extra !== undefined) {
+      throw new Error(`ACCESS_TOKEN_ISSUERS must be https://issuer|audience,…, got "${entry}"`);
+    }
+    if (issuers.some((listed) => listed.issuer === issuer)) {
+      throw new Error(`ACCESS_TOKEN_ISSUERS lists ${issuer} twice, or OIDC_ISSUER again`);
+    }
+    issuers.push({ issuer: issuerUrl("ACCESS_TOKEN_ISSUERS", issuer, production), audience: issuerAudience });
+  }
+  const roleMap = new Map<string, Role>();
+  for (const entry of roleMapText ? roleMapText.split(",") : []) {
+    const at = entry.lastIndexOf("=");
+    const value = entry.slice(0, Math.max(at, 0)).trim();
+    const role = entry.slice(at + 1).trim();
+    if (at < 0 || !value) throw new Error(`OIDC_ROLE_MAP must be value=role,…, got "${entry}"`);
+    if (!(ROLES as readonly string[]).includes(role)) {
+      throw new Error(`OIDC_ROLE_MAP maps "${value}" to "${role}", which is not a role (${ROLES.join(", ")})`);
+    }
+    if (roleMap.has(value)) throw new Error(`OIDC_ROLE_MAP maps "${value}" twice`);
+    roleMap.set(value, role as Role);
+  }
+  // Either without the other grants nothing, which is never what the operator meant.
+  if (rolesClaim && roleMap.size === 0) throw new Error("OIDC_ROLES_CLAIM needs OIDC_ROLE_MAP (value=role,…)");
+  if (!rolesClaim && roleMap.size > 0) throw new Error("OIDC_ROLE_MAP needs OIDC_ROLES_CLAIM, the claim it maps");
+  return { issuers, rolesClaim, roleMap };
+}
+
 function drainConfig(env: NodeJS.ProcessEnv): DrainConfig {
   const delayMs = int("DRAIN_DELAY_MS", env.DRAIN_DELAY_MS, 0);
   const timeoutMs = int("DRAIN_TIMEOUT_MS", env.DRAIN_TIMEOUT_MS, 10_000);
@@ -350,6 +452,15 @@ function drainConfig(env: NodeJS.ProcessEnv): DrainConfig {
     throw new Error(`DRAIN_TIMEOUT_MS (${timeoutMs}) must be positive and longer than DRAIN_DELAY_MS (${delayMs})`);
   }
   return { delayMs, timeoutMs };
+}
+
+/** One of some words, or the default when unset or blank. */
+function oneOf<T extends string>(name: string, value: string | undefined, words: readonly T[], fallback: T): T {
+  const word = value?.trim();
+  if (!word) return fallback;
+  if (!(words as readonly string[]).includes(word))
+    throw new Error(`${name} must be one of ${words.join(", ")}, got "${word}"`);
+  return word as T;
 }
 
 /** DATABASE_POOL_SIZE's default, also what `openDb` takes when not told (tests, scripts). */
@@ -370,6 +481,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const graphiql = onOff("GRAPHIQL", env.GRAPHIQL, !production);
   const databaseUrl = env.DATABASE_URL || "file:./data/registry.db";
   const outbound = outboundConfig(env, production);
+  const readAccess = oneOf("READ_ACCESS", env.READ_ACCESS, ["public", "authenticated"] as const, "public");
   return {
     port: int("PORT", env.PORT, 4000),
     host: env.HOST || "0.0.0.0",
@@ -381,11 +493,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     reviewerJwtIssuer: env.REVIEWER_JWT_ISSUER || "agent-registry",
     reviewerJwtAudience: env.REVIEWER_JWT_AUDIENCE || "agent-registry",
     publicUrl: env.PUBLIC_URL || undefined,
+    readAccess,
     logLevel: env.LOG_LEVEL === "silent" || env.NODE_ENV === "test" ? "silent" : "info",
     redisUrl: env.REDIS_URL || undefined,
     trustProxy: trustProxy(env.TRUST_PROXY),
     drain: drainConfig(env),
-    responseCache: onOff("RESPONSE_CACHE", env.RESPONSE_CACHE, env.NODE_ENV !== "test"),
+    responseCache: readAccess === "public" && onOff("RESPONSE_CACHE", env.RESPONSE_CACHE, env.NODE_ENV !== "test"),
     httpCacheMaxAge: int("HTTP_CACHE_MAX_AGE", env.HTTP_CACHE_MAX_AGE, 10),
     responseCacheKeyPrefix: env.RESPONSE_CACHE_KEY_PREFIX || "agent-registry:cache",
     feedChannel: env.FEED_CHANNEL || "agent-registry:feed",
@@ -398,6 +511,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     outbound,
     trust: trustConfig(env, databaseUrl),
     webhooks: webhooksConfig(env, outbound),
+    accessTokens: accessTokenConfig(env, env.PUBLIC_URL || undefined),
     maxBodyBytes: positive("MAX_BODY_BYTES", env.MAX_BODY_BYTES, 64 * 1024),
     graphqlLimits: {
       maxDepth: int("GRAPHQL_MAX_DEPTH", env.GRAPHQL_MAX_DEPTH, 8),

@@ -74,8 +74,16 @@ export function apiError(
 export const badInput = (message: string, errors?: FieldError[]) =>
   apiError("BAD_USER_INPUT", message, errors ? { errors } : {});
 export const notFound = (what = "Not found") => apiError("NOT_FOUND", what);
-/** The same answer whichever credential problem it was (API.md §3). */
+/**
+ * The same answer whichever credential problem it was (API.md §3). The edge adds to every challenge
+ * where the registry's OAuth protected resource metadata is (edge.plugin.ts).
+ */
 export const unauthenticated = () => apiError("UNAUTHENTICATED", "Missing or invalid credentials");
+/** A valid credential that lacks the role a request needs (RFC 6750 `insufficient_scope`). */
+export const insufficientScope = (scope: string) =>
+  apiError("FORBIDDEN", `This credential does not carry the ${scope} scope`, {
+    headers: { "WWW-Authenticate": `Bearer realm="agent-registry", error="insufficient_scope", scope="${scope}"` },
+  });
 export const forbidden = (message = "Not allowed") => apiError("FORBIDDEN", message);
 export const conflict = (message: string) => apiError("CONFLICT", message);
 

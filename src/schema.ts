@@ -6,6 +6,7 @@ import "./providers/provider.schema.ts";
 import "./providers/version.schema.ts";
 import "./providers/provider.lifecycle.schema.ts";
 import "./auth/token.schema.ts";
+import "./apikeys/apikey.schema.ts";
 import "./reviews/review.schema.ts";
 import "./service/service.schema.ts";
 import "./events/event.schema.ts";

@@ -5,8 +5,7 @@
 import { GraphQLError } from "graphql";
 import { createYoga } from "graphql-yoga";
 import type { AppState } from "./app.state.ts";
-import { reviewerVerifier } from "./auth/reviewer.jwt.ts";
-import { useViewer } from "./auth/viewer.plugin.ts";
+import { credentials, useViewer } from "./auth/viewer.plugin.ts";
 import type { Context, ResponseBag } from "./builder.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/client.ts";
@@ -113,13 +112,18 @@ export function createApp(
         response: (initial.response as ResponseBag | undefined) ?? { headers: new Map() },
       }) as unknown as Context,
     plugins: [
-      useHttpEdge({ log, maxBodyBytes: config.maxBodyBytes, cacheMaxAge: config.httpCacheMaxAge }),
+      useHttpEdge({
+        log,
+        maxBodyBytes: config.maxBodyBytes,
+        cacheMaxAge: config.httpCacheMaxAge,
+        publicUrl: config.publicUrl,
+      }),
       ...useCors(config.corsOrigins),
       cache.plugin,
       useTransportRoutes({ db, state, config }),
       useWebPages({ log, graphiql: config.graphiql }),
       useGraphqlGetParams,
-      useViewer(db, reviewerVerifier(config), credentialGuard(limits, config.trustProxy)),
+      useViewer(credentials(config, db, outbound), config, credentialGuard(limits, config.trustProxy)),
       // Every operation, /graphql or a REST route's, meets the GraphQL limits first, then the check
       // of its text, then its Idempotency-Key (a replay or a refusal costs no intake), then the rate limits.
       ...useGraphqlLimits(config.graphqlLimits, { graphiql: config.graphiql }),

@@ -1,16 +1,19 @@
 /**
  * Agent access tokens (API.md §3): `agr_` + 32 base62 characters + the 6-character base62 CRC32
  * of those 32. The checksum lets a mistyped or forged token be refused without a database
- * look-up; only the SHA-256 of a token is ever stored.
+ * look-up; only the SHA-256 of a token is ever stored. API keys (src/apikeys) are the same secret
+ * under a prefix of their own.
  */
 import { createHash, randomBytes, randomInt } from "node:crypto";
 import { crc32 } from "node:zlib";
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-const PREFIX = "agr_";
+export const AGENT_TOKEN_PREFIX = "agr_";
+const PREFIX = AGENT_TOKEN_PREFIX;
 const BODY_LENGTH = 32;
 const CHECKSUM_LENGTH = 6;
-const TOKEN_PATTERN = /^agr_[0-9A-Za-z]{38}$/;
+/** The body and the checksum, after the prefix. */
+const SECRET_REST = /^[0-9A-Za-z]{38}$/;
 
 function randomBase62(length: number): string {
   let out = "";
@@ -42,15 +45,20 @@ export interface MintedToken {
   tokenId: string;
 }
 
-export function mintToken(): MintedToken {
+/** A secret with this prefix (`xxx_`), and a public identifier with `idPrefix`. */
+export function mintSecret(prefix: string, idPrefix: string): MintedToken {
   const body = randomBase62(BODY_LENGTH);
-  const secret = `${PREFIX}${body}${checksum(body)}`;
+  const secret = `${prefix}${body}${checksum(body)}`;
   return {
     secret,
     hash: hashToken(secret),
-    prefix: secret.slice(0, PREFIX.length + 6),
-    tokenId: `tok_${randomBytes(9).toString("base64url")}`,
+    prefix: secret.slice(0, prefix.length + 6),
+    tokenId: `${idPrefix}${randomBytes(9).toString("base64url")}`,
   };
+}
+
+export function mintToken(): MintedToken {
+  return mintSecret(PREFIX, "tok_");
 }
 
 /** Whether a string looks like an agent token at all (so it is not tried as a JWT). */
@@ -58,11 +66,11 @@ export function looksLikeAgentToken(value: string): boolean {
   return value.startsWith(PREFIX);
 }
 
-/** True when the token has the right shape and its checksum matches. No database involved. */
-export function hasValidChecksum(token: string): boolean {
-  if (!TOKEN_PATTERN.test(token)) return false;
-  const body = token.slice(PREFIX.length, PREFIX.length + BODY_LENGTH);
-  return token.slice(PREFIX.length + BODY_LENGTH) === checksum(body);
+/** True when the secret has the prefix, the right shape and a matching checksum. No database involved. */
+export function hasValidChecksum(token: string, prefix = PREFIX): boolean {
+  if (!token.startsWith(prefix) || !SECRET_REST.test(token.slice(prefix.length))) return false;
+  const body = token.slice(prefix.length, prefix.length + BODY_LENGTH);
+  return token.slice(prefix.length + BODY_LENGTH) === checksum(body);
 }
 
 export function hashToken(token: string): string {

@@ -1,38 +1,107 @@
 /**
  * The one place credentials are read. Once per request, before any resolver runs, this Yoga plugin
  * reads `Authorization`, identifies the caller and puts the viewer on the context. Every refusal
- * (missing scheme, malformed, bad checksum, unknown, revoked, expired) gives the same 401.
+ * (missing scheme, malformed, bad checksum, unknown, revoked, expired) gives the same 401. With
+ * READ_ACCESS=authenticated a request without a credential is that 401 too: every route that runs
+ * an operation builds its context here, so none is left open.
  */
 import type { Plugin } from "graphql-yoga";
+import { API_KEY_PREFIX, looksLikeApiKey } from "../apikeys/apikey.rules.ts";
+import { apiKeyByHash, touchApiKey } from "../apikeys/apikey.store.ts";
+import type { AccessTokenConfig, Config } from "../config.ts";
 import type { Db } from "../db/client.ts";
-import { unauthenticated } from "../errors.ts";
+import { insufficientScope, unauthenticated } from "../errors.ts";
 import type { AddressSource, CredentialGuard } from "../limits/limits.plugin.ts";
-import { hashToken, hasValidChecksum, looksLikeAgentToken } from "./agent.token.ts";
-import type { ReviewerVerifier } from "./reviewer.jwt.ts";
+import type { Outbound } from "../outbound/outbound.ts";
+import { type AccessTokenVerifier, accessTokenIssuer, accessTokenVerifier } from "./access.token.ts";
+import { AGENT_TOKEN_PREFIX, hashToken, hasValidChecksum, looksLikeAgentToken } from "./agent.token.ts";
+import { type ReviewerVerifier, reviewerVerifier } from "./reviewer.jwt.ts";
+import { hasRole, highestRole } from "./roles.ts";
 import { tokenByHash, touchToken } from "./token.store.ts";
 import type { Viewer } from "./viewer.ts";
 
 /** How stale `lastUsedAt` may get before a request refreshes it (a write per read would be waste). */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-/** The viewer of a request that sent an `Authorization` header (without one, it is anonymous: `useViewer`). */
-export async function resolveViewer(authorization: string, db: Db, verifyReviewer: ReviewerVerifier): Promise<Viewer> {
+/** What the viewer is resolved with: the database, and the verifiers of the two kinds of JWT. */
+export interface Credentials {
+  db: Db;
+  verifyReviewer: ReviewerVerifier;
+  /** Access tokens of the issuers the operator lists (src/auth/access.token.ts). */
+  accessTokens: AccessTokenConfig;
+  verifyAccessToken: AccessTokenVerifier;
+}
+
+export function credentials(config: Config, db: Db, outbound: Outbound): Credentials {
+  return {
+    db,
+    verifyReviewer: reviewerVerifier(config),
+    accessTokens: config.accessTokens,
+    verifyAccessToken: accessTokenVerifier(config.accessTokens, outbound),
+  };
+}
+
+/** A secret of ours (an agent token or an API key) as its row, if it is one that works now. */
+async function secretRow<
+  T extends { id: number; revokedAt: Date | null; expiresAt: Date | null; lastUsedAt: Date | null },
+>(
+  token: string,
+  prefix: string,
+  find: (hash: string) => Promise<T | null>,
+  touch: (id: number, at: Date) => Promise<void>,
+): Promise<T | null> {
+  if (!hasValidChecksum(token, prefix)) return null;
+  const row = await find(hashToken(token));
+  const now = Date.now();
+  if (!row || row.revokedAt) return null;
+  if (row.expiresAt && row.expiresAt.getTime() <= now) return null;
+  if (!row.lastUsedAt || now - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) await touch(row.id, new Date(now));
+  return row;
+}
+
+/**
+ * The viewer of a request that sent an `Authorization` header (without one, it is anonymous:
+ * `useViewer`). An agent token is an agent; an API key a reader; a JWT from a listed issuer is an
+ * access token whose roles (roles.ts) make it a reader or a reviewer; any other JWT a reviewer token.
+ */
+export async function resolveViewer(
+  authorization: string,
+  { db, verifyReviewer, accessTokens, verifyAccessToken }: Credentials,
+): Promise<Viewer> {
   const match = /^Bearer ([^\s]+)$/i.exec(authorization.trim());
   const token = match?.[1];
   if (!token) throw unauthenticated();
 
   if (looksLikeAgentToken(token)) {
-    if (!hasValidChecksum(token)) throw unauthenticated();
-    const row = await tokenByHash(db, hashToken(token));
-    const now = Date.now();
-    if (!row || row.revokedAt) throw unauthenticated();
-    if (row.expiresAt && row.expiresAt.getTime() <= now) throw unauthenticated();
-    if (!row.lastUsedAt || now - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
-      await touchToken(db, row.id, new Date(now));
-    }
+    const row = await secretRow(
+      token,
+      AGENT_TOKEN_PREFIX,
+      (hash) => tokenByHash(db, hash),
+      (id, at) => touchToken(db, id, at),
+    );
+    if (!row) throw unauthenticated();
     return { kind: "agent", providerId: row.providerId, providerCode: row.providerCode, tokenId: row.tokenId };
   }
+  if (looksLikeApiKey(token)) {
+    const row = await secretRow(
+      token,
+      API_KEY_PREFIX,
+      (hash) => apiKeyByHash(db, hash),
+      (id, at) => touchApiKey(db, id, at),
+    );
+    if (!row) throw unauthenticated();
+    return { kind: "reader", subject: row.keyId };
+  }
 
+  if (accessTokenIssuer(accessTokens, token)) {
+    const claims = await verifyAccessToken(token);
+    if (!claims) throw unauthenticated();
+    const role = highestRole(claims.roles);
+    if (!role) throw insufficientScope("registry:read");
+    return role === "reader"
+      ? { kind: "reader", subject: claims.subject }
+      : { kind: "reviewer", subject: claims.subject, roles: claims.roles };
+  }
   const claims = await verifyReviewer(token);
   if (!claims) throw unauthenticated();
   return { kind: "reviewer", subject: claims.subject, roles: claims.roles };
@@ -54,22 +123,29 @@ function authorizationHeaders(context: object): number {
  * over its limit before its credentials are verified; requests without credentials skip it.
  */
 export function useViewer(
-  db: Db,
-  verifyReviewer: ReviewerVerifier,
+  credentials: Credentials,
+  access: Pick<Config, "readAccess">,
   guard?: CredentialGuard,
 ): Plugin<{ viewer: Viewer } & AddressSource> {
+  const authenticated = access.readAccess === "authenticated";
   return {
     onContextBuilding({ context, extendContext }) {
       const authorization = context.request.headers.get("authorization");
       // An anonymous caller needs no lookup: its context is built without waiting a turn.
-      if (authorization === null) return extendContext({ viewer: { kind: "anonymous" } });
+      if (authorization === null) {
+        if (!authenticated) return extendContext({ viewer: { kind: "anonymous" } });
+        throw unauthenticated();
+      }
       // node:http keeps the first of two Authorization headers and drops the other: a request that
       // sends two is ambiguous about who makes it, so it is refused as a malformed credential.
       const resolve = () =>
         authorizationHeaders(context) > 1
           ? Promise.reject(unauthenticated())
-          : resolveViewer(authorization, db, verifyReviewer);
-      return (guard ? guard(context, resolve) : resolve()).then((viewer) => extendContext({ viewer }));
+          : resolveViewer(authorization, credentials);
+      return (guard ? guard(context, resolve) : resolve()).then((viewer) => {
+        if (authenticated && !hasRole(viewer, "reader")) throw insufficientScope("registry:read");
+        extendContext({ viewer });
+      });
     },
   };
 }

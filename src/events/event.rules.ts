@@ -16,7 +16,13 @@ export const PROVIDER_EVENT_KINDS = [
   "PUBLISHER_CHANGED",
 ] as const;
 
-/** Every kind: provider changes, review changes (owner and reviewers only), and a webhook disabled. */
+/** What admins do to the registry as a whole (an API key made or revoked): admins read these only. */
+export const ADMIN_EVENT_KINDS = ["API_KEY_CREATED", "API_KEY_REVOKED"] as const;
+
+/**
+ * Every kind: provider changes, review changes (owner and reviewers only), a webhook disabled, and
+ * admins' actions.
+ */
 export const EVENT_KINDS = [
   ...PROVIDER_EVENT_KINDS,
   "REVIEW_OPENED",
@@ -26,10 +32,12 @@ export const EVENT_KINDS = [
   "REVIEW_COMMENTED",
   "REVIEW_PRIORITY_CHANGED",
   "WEBHOOK_DISABLED",
+  ...ADMIN_EVENT_KINDS,
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 const PROVIDER_KINDS: ReadonlySet<string> = new Set(PROVIDER_EVENT_KINDS);
+const ADMIN_KINDS: ReadonlySet<string> = new Set(ADMIN_EVENT_KINDS);
 
 /** The owner fields anyone may read (contactEmail is for the owner and reviewers only). */
 export const PUBLIC_OWNER_FIELDS = OWNER_FIELDS.filter((f) => f !== "contactEmail");
@@ -158,15 +166,20 @@ export function eventsOfMove(
   ];
 }
 
-/** Who reads the log: what a request's viewer, or a webhook's owner, may see. */
-export type Audience = { kind: "reviewer" } | { kind: "agent"; providerId: number } | { kind: "anonymous" };
+/** Who reads the log: what a request's viewer, or a webhook's owner, may see. An admin sees all of it. */
+export type Audience =
+  | { kind: "admin" }
+  | { kind: "reviewer" }
+  | { kind: "agent"; providerId: number }
+  | { kind: "anonymous" };
 
 /** Whether an audience may see an event (the SQL of event.store.ts `readEvents` says the same). */
 export function visibleTo(
   audience: Audience,
   event: { kind: string; providerId: number | null; listed: boolean },
 ): boolean {
-  if (audience.kind === "reviewer") return true;
+  if (audience.kind === "admin") return true;
+  if (audience.kind === "reviewer") return !ADMIN_KINDS.has(event.kind);
   if (audience.kind === "agent" && event.providerId !== null && event.providerId === audience.providerId) return true;
   return event.listed && PROVIDER_KINDS.has(event.kind);
 }

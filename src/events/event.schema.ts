@@ -2,6 +2,8 @@
  * The change log's GraphQL surface: the `Event` type and `Query.events` (REST `GET /api/v1/events`).
  * The stream of the same events is `Subscription.feed` (src/feed/feed.schema.ts).
  */
+
+import { hasRole } from "../auth/roles.ts";
 import type { Viewer } from "../auth/viewer.ts";
 import { builder } from "../builder.ts";
 import { apiError, badInput } from "../errors.ts";
@@ -56,7 +58,7 @@ const EventPageRef = builder.objectRef<{ items: LoggedEvent[]; nextCursor: numbe
 
 /** Whose events a viewer may read (event.rules.ts `visibleTo`). */
 export function audienceOf(viewer: Viewer): Audience {
-  if (viewer.kind === "reviewer") return { kind: "reviewer" };
+  if (viewer.kind === "reviewer") return hasRole(viewer, "admin") ? { kind: "admin" } : { kind: "reviewer" };
   if (viewer.kind === "agent") return { kind: "agent", providerId: viewer.providerId };
   return { kind: "anonymous" };
 }
@@ -100,7 +102,7 @@ builder.queryField("events", (t) =>
   t.field({
     type: EventPageRef,
     description:
-      "The change log, oldest first, what the caller may see only (anonymous: provider events of providers in the public directory, before or after the change; an agent: also every event of its own provider; reviewers: everything). Page with `after` = the seq of the last event processed; asking from before the retention is a 410 naming the oldest available seq.",
+      "The change log, oldest first, what the caller may see only (anonymous: provider events of providers in the public directory, before or after the change; an agent: also every event of its own provider; reviewers: everything but admins' actions, such as an API key made or revoked, which admins only see). Page with `after` = the seq of the last event processed; asking from before the retention is a 410 naming the oldest available seq.",
     args: {
       after: t.arg.int({
         description: "Only events after this seq (0: from the first kept); default: from the oldest kept",

@@ -14,6 +14,7 @@ import { type Db, dialectIn, jsonArg, type Queryable, queryRows, rawTransaction 
 import { asDate, columnList, columnsOf, pickColumns, rowReader } from "../db/model.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import {
+  ADMIN_EVENT_KINDS,
   type Audience,
   draftsOfWrite,
   type EventDraft,
@@ -106,7 +107,10 @@ export async function snapshotBefore(tx: Queryable, providerId: number): Promise
 
 /** The SQL form of event.rules.ts `visibleTo`: what an audience may read. */
 function audienceSql(audience: Audience): Prisma.Sql {
-  if (audience.kind === "reviewer") return Prisma.empty;
+  if (audience.kind === "admin") return Prisma.empty;
+  if (audience.kind === "reviewer") {
+    return Prisma.sql`AND "kind" NOT IN (${Prisma.join(ADMIN_EVENT_KINDS.map((k) => Prisma.sql`${k}`))})`;
+  }
   const kinds = Prisma.join(PROVIDER_EVENT_KINDS.map((k) => Prisma.sql`${k}`));
   const listed = Prisma.sql`("listed" = ${true} AND "kind" IN (${kinds}))`;
   if (audience.kind === "agent") return Prisma.sql`AND (${listed} OR "providerId" = ${audience.providerId})`;

@@ -62,7 +62,7 @@ export function createTail(db: Db, options: { pollMs: number; log?: (line: Recor
 
   async function readEnd(): Promise<void> {
     for (;;) {
-      const page = await readEvents(db, { after: head, limit: PAGE, audience: { kind: "reviewer" } });
+      const page = await readEvents(db, { after: head, limit: PAGE, audience: { kind: "admin" } });
       if (page.length > 0) hold(page);
       if (page.length < PAGE) break;
     }

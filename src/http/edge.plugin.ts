@@ -12,6 +12,7 @@
 import { randomUUID } from "node:crypto";
 import type { Socket } from "node:net";
 import type { Plugin } from "graphql-yoga";
+import { PROTECTED_RESOURCE_PATH } from "../auth/protected.resource.ts";
 import type { ResponseBag } from "../builder.ts";
 import { apiError } from "../errors.ts";
 import { answerRead } from "./conditional.ts";
@@ -119,11 +120,26 @@ function declaresBody(request: Request): boolean {
   return request.headers.has("transfer-encoding") || Number(request.headers.get("content-length") ?? "0") > 0;
 }
 
+/**
+ * A Bearer challenge (a 401, or a 403 `insufficient_scope`) names the registry's OAuth protected
+ * resource metadata (RFC 9728), where a client learns which authorization servers issue its tokens:
+ * added here, once, to whichever door's refusal it is.
+ */
+function withResourceMetadata(answer: Response, base: string, fetchAPI: { Response: typeof Response }): Response {
+  const challenge = answer.headers.get("WWW-Authenticate");
+  if (!challenge?.startsWith("Bearer ") || challenge.includes("resource_metadata=")) return answer;
+  const headers = new Headers(answer.headers);
+  headers.set("WWW-Authenticate", `${challenge}, resource_metadata="${base}${PROTECTED_RESOURCE_PATH}"`);
+  return new fetchAPI.Response(answer.body, { status: answer.status, statusText: answer.statusText, headers });
+}
+
 export function useHttpEdge(options: {
   log: (line: Record<string, unknown>) => void;
   maxBodyBytes?: number;
   /** How long shared caches may keep an anonymous read, in seconds (`Config.httpCacheMaxAge`). */
   cacheMaxAge: number;
+  /** PUBLIC_URL: where the protected resource metadata a challenge names is (else the request's origin). */
+  publicUrl?: string | undefined;
 }): Plugin {
   const max = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const tooLarge = (url: URL) =>
@@ -229,6 +245,10 @@ export function useHttpEdge(options: {
           setResponse(answer);
         }
         if (edge.closeConnection) lingerOnClose(serverContext);
+      }
+      if (answer.status === 401 || answer.status === 403) {
+        const challenged = withResourceMetadata(answer, options.publicUrl ?? new URL(request.url).origin, fetchAPI);
+        if (challenged !== answer) setResponse((answer = challenged));
       }
       if (request.method !== "GET" && request.method !== "HEAD") return logAnswer(edge, request, answer);
       // ETag, If-None-Match, Cache-Control and HEAD, for every read (conditional.ts).

@@ -1,11 +1,13 @@
 /**
  * The transport-level routes that are not GraphQL operations: liveness, readiness, the OpenAPI
- * document and the registry's public signing keys (API.md §4, marked "transport"), for GET and HEAD.
+ * document, the registry's public signing keys and its OAuth protected resource metadata (API.md §4,
+ * marked "transport"), for GET and HEAD. Public whatever READ_ACCESS says.
  */
 import type { GraphQLSchema } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { stringify } from "yaml";
 import type { AppState } from "../app.state.ts";
+import { PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from "../auth/protected.resource.ts";
 import type { Config } from "../config.ts";
 import { type Db, ping } from "../db/client.ts";
 import { signingKeys } from "../trust/signing.keys.ts";
@@ -62,6 +64,12 @@ export function useTransportRoutes(options: { db: Db; state: AppState; config: C
           return endResponse(
             new fetchAPI.Response(schema && openApiOf(schema).yaml, {
               headers: { "Content-Type": "application/yaml" },
+            }),
+          );
+        case PROTECTED_RESOURCE_PATH:
+          return endResponse(
+            fetchAPI.Response.json(protectedResourceMetadata(options.config, options.config.publicUrl ?? url.origin), {
+              headers: { "Cache-Control": "public, max-age=300" },
             }),
           );
         // Verifiers fetch it rarely and a rotation keeps the old key published for days: minutes of caching are safe.

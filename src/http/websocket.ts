@@ -25,6 +25,7 @@ import { CloseCode, type Context as SocketContext } from "graphql-ws";
 import { useServer } from "graphql-ws/use/ws";
 import { decodeJwt } from "jose";
 import { type WebSocket, WebSocketServer } from "ws";
+import { looksLikeApiKey } from "../apikeys/apikey.rules.ts";
 import type { Context } from "../builder.ts";
 import type { Config } from "../config.ts";
 import { apiError, codeOf } from "../errors.ts";
@@ -126,15 +127,15 @@ export function attachWebSocket(
           if (codeOf(error) === "RATE_LIMITED") {
             // Closed here with its own code and words; graphql-ws's close (Forbidden) then does nothing.
             ctx.extra.socket.close(CloseCode.TooManyInitialisationRequests, (error as GraphQLError).message);
-          } else if (codeOf(error) !== "UNAUTHENTICATED") {
+          } else if (codeOf(error) !== "UNAUTHENTICATED" && codeOf(error) !== "FORBIDDEN") {
             throw error;
           }
           return false;
         }
         ctx.extra.credentials = credentials;
-        if (context.viewer.kind === "reviewer") {
-          // Verified above, so the token is a JWT with an `exp`.
-          const token = (credentials.headers.get("authorization") ?? "").replace(/^Bearer\s+/i, "");
+        const token = (credentials.headers.get("authorization") ?? "").replace(/^Bearer\s+/i, "");
+        // A reviewer, or a reader with an access token (an API key is not a JWT): verified above, so a JWT with an `exp`.
+        if (context.viewer.kind === "reviewer" || (context.viewer.kind === "reader" && !looksLikeApiKey(token))) {
           const expiresAt = (decodeJwt(token).exp ?? 0) * 1000;
           const arm = () => {
             const left = expiresAt - Date.now();

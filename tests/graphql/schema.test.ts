@@ -46,6 +46,7 @@ describe("schema.graphql", () => {
       ["reviewQueue.updatedSince", "DateTime"],
       // The MCP registry's parameter, by its own name.
       ["mcpServers.updated_since", "DateTime"],
+      ["createApiKey.expiresAt", "DateTime"],
     ]);
   });
 

@@ -10,8 +10,8 @@
  * anonymous or reviewer read is one round trip, an agent's is its credential's plus one.
  */
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { reviewerVerifier } from "../../src/auth/reviewer.jwt.ts";
-import { resolveViewer } from "../../src/auth/viewer.plugin.ts";
+import { credentials, resolveViewer } from "../../src/auth/viewer.plugin.ts";
+import { createOutbound } from "../../src/outbound/outbound.ts";
 import { createApp } from "../../src/yoga.ts";
 import { uniqueCode } from "../builders.ts";
 import { readSse } from "../feed/sse.ts";
@@ -115,7 +115,7 @@ describe("one round trip per read", () => {
     await call("GET", `/api/v1/providers/${code}`, { app, token }); // lastUsedAt is fresh now
     // What reading the credential alone costs (src/auth/viewer.plugin.ts: the token with its provider).
     counting.reset();
-    await resolveViewer(`Bearer ${token}`, counting.db, reviewerVerifier(config));
+    await resolveViewer(`Bearer ${token}`, credentials(config, counting.db, createOutbound(config.outbound)));
     const credential = [...counting.statements];
     expect(credential.length).toBeGreaterThan(0);
     const statements = await roundTrips(() => call("GET", `/api/v1/providers/${code}`, { app, token }));

@@ -45,6 +45,10 @@ const ALLOWED = [
   "GET /api/v1/webhooks/:webhookId/deliveries",
   "POST /api/v1/webhooks/:webhookId/deliveries/:deliveryId/retry",
   "POST /api/v1/webhooks/:webhookId/test",
+  // API keys, for admins.
+  "GET /api/v1/api-keys",
+  "POST /api/v1/api-keys",
+  "DELETE /api/v1/api-keys/:keyId",
   // The MCP registry's read API, at the paths its OpenAPI document names.
   "GET /v0.1/servers",
   "GET /v0.1/servers/:serverName/versions",

@@ -249,7 +249,7 @@ const OPERATION_ERRORS: Record<string, ErrorCode[]> = {
   testWebhook: ["CONFLICT"],
 };
 
-const REQUIRES_CREDENTIALS = new Set<Auth>(["agent", "reviewer", "agentOrReviewer"]);
+const REQUIRES_CREDENTIALS = new Set<Auth>(["agent", "reviewer", "agentOrReviewer", "admin"]);
 
 function errorCodesOf(route: RestRoute, name: string): ErrorCode[] {
   const codes: ErrorCode[] = ["BAD_USER_INPUT"];
@@ -319,6 +319,7 @@ const RESPONSE_HEADERS: Record<string, Json> = {
   },
   issueToken: NO_STORE_HEADER,
   createWebhook: NO_STORE_HEADER,
+  createApiKey: NO_STORE_HEADER,
 };
 RESPONSE_HEADERS.importProvider = RESPONSE_HEADERS.createProvider as Json;
 
@@ -488,6 +489,7 @@ const TAGS: Record<string, string> = {
   versions: "A profile's recorded versions and the changes between them",
   interop: "A2A agent cards and MCP server.json, out and in",
   tokens: "An agent's access tokens",
+  "api-keys": "Read keys for clients that cannot do OAuth: made, listed and revoked by admins",
   moderation: "Reviewers suspend and reinstate approved agents",
   trust: "An agent's verified publisher domains: a challenge, then a check of its proof",
   reviews: "The review queue and its workflow",
@@ -580,10 +582,14 @@ export function openApiDocument(schema: GraphQLSchema): OpenApiDocument {
           type: "http",
           scheme: "bearer",
           description:
-            "`Authorization: Bearer <token>`. Either an agent token (`agr_…`, issued at intake and by " +
+            "`Authorization: Bearer <token>`. An agent token (`agr_…`, issued at intake and by " +
             "POST /api/v1/providers/{providerCode}/tokens, shown once), which acts for its own provider " +
-            "only, or a reviewer JWT (claim `roles` containing `reviewer` or `admin`; `npm run " +
-            "reviewer-token` mints one locally). Missing, invalid, revoked or expired credentials get 401.",
+            "only; an API key (`ark_…`, made by an admin, shown once), which reads; an OAuth access token " +
+            "from an issuer the registry lists (scopes `registry:read`, `registry:review`, `registry:admin`, " +
+            "or groups the operator maps to roles; GET /.well-known/oauth-protected-resource); or a " +
+            "reviewer JWT (claim `roles` containing `reviewer` or `admin`; `npm run reviewer-token` mints " +
+            "one locally). Missing, invalid, revoked or expired credentials get 401. A registry run with " +
+            "READ_ACCESS=authenticated answers every operation 401 without a credential.",
         },
       },
     },

@@ -16,7 +16,7 @@ export function restBaseOf(path: string): RestBase | undefined {
   return REST_BASES.find((base) => path === base || path.startsWith(`${base}/`));
 }
 
-export type Auth = "none" | "optional" | "agent" | "reviewer" | "agentOrReviewer";
+export type Auth = "none" | "optional" | "agent" | "reviewer" | "agentOrReviewer" | "admin";
 
 export interface RestRoute {
   /** The GraphQL field, `Query.x` or `Mutation.x`. */
@@ -80,6 +80,9 @@ export const REST_ROUTES: readonly RestRoute[] = [
   route("POST /reviews/:reviewCode/assign", "Mutation.assignReview", "reviewer", "reviews", "Assign a review"),
   route("POST /reviews/:reviewCode/decision", "Mutation.decideReview", "reviewer", "reviews", "Approve, reject or request changes"),
   route("POST /reviews/:reviewCode/comments", "Mutation.commentOnReview", "agentOrReviewer", "reviews", "Comment on a review", 201),
+  route("GET /api-keys", "Query.apiKeys", "admin", "api-keys", "List the registry's API keys"),
+  route("POST /api-keys", "Mutation.createApiKey", "admin", "api-keys", "Make a read key; its secret is answered once", 201),
+  route("DELETE /api-keys/:keyId", "Mutation.revokeApiKey", "admin", "api-keys", "Revoke an API key"),
   route("GET /webhooks", "Query.webhooks", "agentOrReviewer", "webhooks", "List the caller's webhook subscriptions (a reviewer's: all)"),
   route("POST /webhooks", "Mutation.createWebhook", "agentOrReviewer", "webhooks", "Subscribe a URL to events; the signing secret is answered once", 201),
   route("GET /webhooks/:webhookId", "Query.webhook", "agentOrReviewer", "webhooks", "Read one webhook subscription"),

@@ -362,7 +362,7 @@ export interface paths {
     };
     /**
      * The change log, paged by seq
-     * @description The change log, oldest first, what the caller may see only (anonymous: provider events of providers in the public directory, before or after the change; an agent: also every event of its own provider; reviewers: everything). Page with `after` = the seq of the last event processed; asking from before the retention is a 410 naming the oldest available seq.
+     * @description The change log, oldest first, what the caller may see only (anonymous: provider events of providers in the public directory, before or after the change; an agent: also every event of its own provider; reviewers: everything but admins' actions, such as an API key made or revoked, which admins only see). Page with `after` = the seq of the last event processed; asking from before the retention is a 410 naming the oldest available seq.
      */
     get: operations["events"];
     put?: never;
@@ -472,6 +472,50 @@ export interface paths {
      */
     post: operations["commentOnReview"];
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/api-keys": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the registry's API keys
+     * @description The registry's API keys, revoked and expired ones included, oldest first. Admins only.
+     */
+    get: operations["apiKeys"];
+    put?: never;
+    /**
+     * Make a read key; its secret is answered once
+     * @description Makes a read key (a name of at most 80 characters, an optional expiry). Its secret is answered this once. Admins only.
+     */
+    post: operations["createApiKey"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/api-keys/{keyId}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke an API key
+     * @description Revokes an API key: the next request with it is refused. Revoking a revoked key changes nothing. Admins only.
+     */
+    delete: operations["revokeApiKey"];
     options?: never;
     head?: never;
     patch?: never;
@@ -1531,7 +1575,9 @@ export interface components {
       | "REVIEW_RESUBMITTED"
       | "REVIEW_COMMENTED"
       | "REVIEW_PRIORITY_CHANGED"
-      | "WEBHOOK_DISABLED";
+      | "WEBHOOK_DISABLED"
+      | "API_KEY_CREATED"
+      | "API_KEY_REVOKED";
     /** @enum {string} */
     ReviewStatus: "OPEN" | "IN_PROGRESS" | "CHANGES_REQUESTED" | "APPROVED" | "REJECTED" | "WITHDRAWN";
     /** @enum {string} */
@@ -1576,6 +1622,47 @@ export interface components {
     ReviewKind: "INTAKE" | "UPDATE";
     /** @enum {string} */
     ReviewDecision: "APPROVE" | "REJECT" | "REQUEST_CHANGES";
+    ApiKeyPage: {
+      items: components["schemas"]["ApiKey"][];
+      nextCursor: string | null;
+    };
+    /** @description A read key: a bearer credential with the reader role, for clients that cannot do OAuth. Its secret is never stored or shown again. */
+    ApiKey: {
+      keyId: string;
+      name: string;
+      /** @description The first characters of the key, to tell keys apart */
+      prefix: string;
+      /** @description The admin who made it: `reviewer:<subject>` */
+      createdBy: string;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      expiresAt: string | null;
+      /**
+       * Format: date-time
+       * @description When a request last used it, to within a minute
+       */
+      lastUsedAt: string | null;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      revokedAt: string | null;
+      revokedBy: string | null;
+      /** @description Neither revoked nor expired: it works now */
+      active: boolean;
+    };
+    CreatedApiKey: {
+      /** @description The key in plaintext, shown this once only: send it as `Bearer <key>` */
+      secret: string;
+      apiKey: components["schemas"]["ApiKey"];
+    };
     WebhookPage: {
       items: components["schemas"]["Webhook"][];
       nextCursor: string | null;
@@ -3152,6 +3239,124 @@ export interface operations {
       404: components["responses"]["NOT_FOUND"];
       413: components["responses"]["PAYLOAD_TOO_LARGE"];
       415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  apiKeys: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+      };
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description List the registry's API keys */
+      200: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiKeyPage"];
+        };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  createApiKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          name: string;
+          /**
+           * Format: date-time
+           * @description When it stops working; never, if left out
+           */
+          expiresAt?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Make a read key; its secret is answered once */
+      201: {
+        headers: {
+          /** @description `no-store`: the answer holds a token in plaintext */
+          "Cache-Control"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["CreatedApiKey"];
+        };
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      413: components["responses"]["PAYLOAD_TOO_LARGE"];
+      415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  revokeApiKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        keyId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Revoke an API key */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiKey"];
+        };
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      404: components["responses"]["NOT_FOUND"];
       429: components["responses"]["RATE_LIMITED"];
       500: components["responses"]["INTERNAL"];
     };

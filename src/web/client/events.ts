@@ -18,6 +18,8 @@ export const EVENT_KIND_WORDS: Record<EventKind, string> = {
   REVIEW_COMMENTED: "Review commented on",
   REVIEW_PRIORITY_CHANGED: "Review priority changed",
   WEBHOOK_DISABLED: "Webhook disabled",
+  API_KEY_CREATED: "API key made",
+  API_KEY_REVOKED: "API key revoked",
 };
 
 /** The kinds, in the API's order. */
