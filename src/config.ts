@@ -91,6 +91,8 @@ export interface Config {
   webhooks: WebhooksConfig;
   /** OAuth access tokens from listed issuers (src/auth/access.token.ts): see `AccessTokenConfig`. */
   accessTokens: AccessTokenConfig;
+  /** People signing in at OIDC_ISSUER (src/signin/): see `SignInConfig`; undefined without OIDC_CLIENT_ID. */
+  signIn: SignInConfig | undefined;
 }
 
 /** The change log (src/events) and its readers. */
@@ -445,6 +447,57 @@ function accessTokenConfig(env: NodeJS.ProcessEnv, publicUrl: string | undefined
   return { issuers, rolesClaim, roleMap };
 }
 
+/**
+ * People sign in at OIDC_ISSUER with the authorization code flow and PKCE (src/signin/); a session in
+ * the database, behind a cookie, then stands for them.
+ */
+export interface SignInConfig {
+  /** OIDC_ISSUER, as its discovery document names it. */
+  issuer: string;
+  /** OIDC_CLIENT_ID: the registry's client at the issuer; setting it turns sign-in on. */
+  clientId: string;
+  /** OIDC_CLIENT_SECRET: unset for a public client, which PKCE alone protects. */
+  clientSecret: string | undefined;
+  /** OIDC_SCOPES: what the sign-in asks for, `openid` among them (default `openid profile email`). */
+  scopes: string;
+  /** SESSION_IDLE_MINUTES: a session unused this long is over (default 60). */
+  idleMinutes: number;
+  /** SESSION_MAX_HOURS: a session is over this long after its sign-in, however busy (default 12). */
+  maxHours: number;
+}
+
+function signInConfig(env: NodeJS.ProcessEnv, publicUrl: string | undefined): SignInConfig | undefined {
+  const issuer = env.OIDC_ISSUER?.trim();
+  const clientId = env.OIDC_CLIENT_ID?.trim();
+  if (!clientId) {
+    for (const name of ["OIDC_CLIENT_SECRET", "OIDC_SCOPES", "SESSION_IDLE_MINUTES", "SESSION_MAX_HOURS"]) {
+      if (env[name]?.trim()) throw new Error(`${name} is set but OIDC_CLIENT_ID is not`);
+    }
+    return undefined;
+  }
+  if (!issuer) throw new Error("OIDC_CLIENT_ID is set but OIDC_ISSUER is not");
+  // An ID token's `aud` is the client id: were it also the access tokens' audience, every ID token
+  // the sign-in receives (and hands the issuer's sign-out as a hint, in a URL) would be a bearer token.
+  if ((env.OIDC_AUDIENCE?.trim() || publicUrl) === clientId) {
+    throw new Error("OIDC_AUDIENCE must not be OIDC_CLIENT_ID: give the registry's API a client of its own");
+  }
+  const scopes = (env.OIDC_SCOPES?.trim() || "openid profile email").split(/\s+/);
+  if (!scopes.includes("openid")) throw new Error(`OIDC_SCOPES must include openid, got "${scopes.join(" ")}"`);
+  // Behind a proxy that ends TLS the request looks like http: only PUBLIC_URL says the cookie is
+  // Secure and which Origin the pages send.
+  if (env.NODE_ENV === "production" && !publicUrl?.startsWith("https://")) {
+    throw new Error("OIDC_CLIENT_ID (people signing in) needs PUBLIC_URL, an https: URL, in production");
+  }
+  return {
+    issuer,
+    clientId,
+    clientSecret: env.OIDC_CLIENT_SECRET?.trim() || undefined,
+    scopes: scopes.join(" "),
+    idleMinutes: positive("SESSION_IDLE_MINUTES", env.SESSION_IDLE_MINUTES, 60),
+    maxHours: positive("SESSION_MAX_HOURS", env.SESSION_MAX_HOURS, 12),
+  };
+}
+
 function drainConfig(env: NodeJS.ProcessEnv): DrainConfig {
   const delayMs = int("DRAIN_DELAY_MS", env.DRAIN_DELAY_MS, 0);
   const timeoutMs = int("DRAIN_TIMEOUT_MS", env.DRAIN_TIMEOUT_MS, 10_000);
@@ -512,6 +565,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trust: trustConfig(env, databaseUrl),
     webhooks: webhooksConfig(env, outbound),
     accessTokens: accessTokenConfig(env, env.PUBLIC_URL || undefined),
+    signIn: signInConfig(env, env.PUBLIC_URL || undefined),
     maxBodyBytes: positive("MAX_BODY_BYTES", env.MAX_BODY_BYTES, 64 * 1024),
     graphqlLimits: {
       maxDepth: int("GRAPHQL_MAX_DEPTH", env.GRAPHQL_MAX_DEPTH, 8),

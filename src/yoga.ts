@@ -31,6 +31,7 @@ import { credentialGuard, useLimits } from "./limits/limits.plugin.ts";
 import { createLimits, type Limits } from "./limits/rate.limits.ts";
 import { createOutbound } from "./outbound/outbound.ts";
 import { schema } from "./schema.ts";
+import { useSignInRoutes } from "./signin/signin.routes.ts";
 import { useWebPages } from "./web/web.plugin.ts";
 
 /** The JSON line logger of a configuration. */
@@ -78,6 +79,9 @@ export function createApp(
   });
   // One door per app, so its concurrency cap holds across requests.
   const outbound = createOutbound(config.outbound);
+  // Who is asking: read by the viewer, and by the sign-in routes (people's sessions, src/signin/).
+  const callers = credentials(config, db, outbound);
+  const guard = credentialGuard(limits, config.trustProxy);
   const yoga = createYoga<Record<string, unknown>, Context>({
     schema,
     graphqlEndpoint: "/graphql",
@@ -121,9 +125,20 @@ export function createApp(
       ...useCors(config.corsOrigins),
       cache.plugin,
       useTransportRoutes({ db, state, config }),
-      useWebPages({ log, graphiql: config.graphiql }),
+      // /auth/*: people sign in where OIDC_ISSUER and OIDC_CLIENT_ID are set; else only
+      // /auth/session answers, saying that they cannot.
+      useSignInRoutes({
+        db,
+        signIn: config.signIn,
+        sessions: callers.sessions,
+        accessTokens: config.accessTokens,
+        outbound,
+        guard,
+        log,
+      }),
+      useWebPages({ log, graphiql: config.graphiql, signInIssuer: config.signIn?.issuer }),
       useGraphqlGetParams,
-      useViewer(credentials(config, db, outbound), config, credentialGuard(limits, config.trustProxy)),
+      useViewer(callers, config, guard),
       // Every operation, /graphql or a REST route's, meets the GraphQL limits first, then the check
       // of its text, then its Idempotency-Key (a replay or a refusal costs no intake), then the rate limits.
       ...useGraphqlLimits(config.graphqlLimits, { graphiql: config.graphiql }),

@@ -184,12 +184,21 @@ function issuerKeys(issuer: string, outbound: Outbound, tuning: KeysTuning) {
 
 /** The roles the scopes (`scope`, RFC 9068; `scp`, as Entra and Okta write it) and the roles claim grant. */
 function rolesOf(payload: JWTPayload, config: AccessTokenConfig): Role[] {
-  const found = new Set<Role>();
+  const found = new Set<Role>(claimRoles(payload, config));
   for (const scope of [...words(payload.scope), ...words(payload.scp)]) {
     // Own properties only: a scope named `constructor` grants nothing.
     const role = Object.hasOwn(SCOPE_ROLES, scope) ? SCOPE_ROLES[scope] : undefined;
     if (role) found.add(role);
   }
+  return ROLES.filter((role) => found.has(role));
+}
+
+/**
+ * The roles the claim OIDC_ROLES_CLAIM names grants through OIDC_ROLE_MAP, in the order of ROLES:
+ * all a person signing in gets from their ID token (src/signin/), where scopes grant nothing.
+ */
+export function claimRoles(payload: JWTPayload, config: Pick<AccessTokenConfig, "rolesClaim" | "roleMap">): Role[] {
+  const found = new Set<Role>();
   if (config.rolesClaim) {
     const claim = claimAt(payload, config.rolesClaim);
     for (const value of typeof claim === "string" ? [claim] : strings(claim)) {

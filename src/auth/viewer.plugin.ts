@@ -4,15 +4,21 @@
  * (missing scheme, malformed, bad checksum, unknown, revoked, expired) gives the same 401. With
  * READ_ACCESS=authenticated a request without a credential is that 401 too: every route that runs
  * an operation builds its context here, so none is left open.
+ *
+ * Where people sign in (src/signin/), a request without `Authorization` may carry the session
+ * cookie instead: a write made with it must come from the registry's own origin (CSRF), and a
+ * session that is over is the same 401, which also clears the cookie.
  */
 import type { Plugin } from "graphql-yoga";
 import { API_KEY_PREFIX, looksLikeApiKey } from "../apikeys/apikey.rules.ts";
 import { apiKeyByHash, touchApiKey } from "../apikeys/apikey.store.ts";
 import type { AccessTokenConfig, Config } from "../config.ts";
 import type { Db } from "../db/client.ts";
-import { insufficientScope, unauthenticated } from "../errors.ts";
+import { apiError, forbidden, insufficientScope, unauthenticated } from "../errors.ts";
 import type { AddressSource, CredentialGuard } from "../limits/limits.plugin.ts";
 import type { Outbound } from "../outbound/outbound.ts";
+import { clearCookie, cookieName, hasSessionCookie, SESSION_COOKIE } from "../signin/signin.rules.ts";
+import { createSessions, type LiveSession, type Sessions } from "../signin/signin.session.ts";
 import { type AccessTokenVerifier, accessTokenIssuer, accessTokenVerifier } from "./access.token.ts";
 import { AGENT_TOKEN_PREFIX, hashToken, hasValidChecksum, looksLikeAgentToken } from "./agent.token.ts";
 import { type ReviewerVerifier, reviewerVerifier } from "./reviewer.jwt.ts";
@@ -30,6 +36,8 @@ export interface Credentials {
   /** Access tokens of the issuers the operator lists (src/auth/access.token.ts). */
   accessTokens: AccessTokenConfig;
   verifyAccessToken: AccessTokenVerifier;
+  /** People's sessions (src/signin/), where people sign in: the cookie is read only then. */
+  sessions?: Sessions | undefined;
 }
 
 export function credentials(config: Config, db: Db, outbound: Outbound): Credentials {
@@ -38,6 +46,7 @@ export function credentials(config: Config, db: Db, outbound: Outbound): Credent
     verifyReviewer: reviewerVerifier(config),
     accessTokens: config.accessTokens,
     verifyAccessToken: accessTokenVerifier(config.accessTokens, outbound),
+    sessions: config.signIn ? createSessions(db, config.signIn, config.publicUrl) : undefined,
   };
 }
 
@@ -107,6 +116,55 @@ export async function resolveViewer(
   return { kind: "reviewer", subject: claims.subject, roles: claims.roles };
 }
 
+/**
+ * The viewer a live session stands for. Its roles are those the ID token's claims granted; a person
+ * with none is anonymous (READ_ACCESS=authenticated then refuses them as it refuses an access token
+ * without a role): every request of theirs carries the cookie, which must not shut them out of what
+ * anyone may read.
+ */
+export function sessionViewer(session: LiveSession): Viewer {
+  const role = highestRole(session.roles);
+  if (!role) return { kind: "anonymous" };
+  return role === "reader"
+    ? { kind: "reader", subject: session.subject }
+    : { kind: "reviewer", subject: session.subject, roles: session.roles };
+}
+
+/** Methods that change nothing, which a cookie may make from anywhere (SameSite=Lax sends it on links). */
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * The viewer of a request that sent the session cookie and no `Authorization`: refused (403) before
+ * anything runs when it is a write from another origin or none named, a 401 that clears the cookie
+ * when the session is over or unknown, and undefined when the header holds no cookie of the
+ * registry's scheme after all (the request is then anonymous).
+ */
+function viewerOfCookie(
+  request: Request,
+  cookie: string,
+  sessions: Sessions,
+  context: AddressSource,
+  guard: CredentialGuard | undefined,
+): Promise<Viewer> | undefined {
+  const url = new URL(request.url);
+  const secret = sessions.secretIn(cookie, url);
+  if (secret === undefined) return undefined;
+  if (!SAFE_METHODS.has(request.method) && request.headers.get("origin") !== sessions.originOf(url)) {
+    throw forbidden(
+      "A request signed in by the session cookie that changes anything must come from the registry's own pages (its Origin header)",
+    );
+  }
+  const secure = sessions.secure(url);
+  const resolve = () =>
+    sessions.resolve(secret).then((session) => {
+      if (session) return sessionViewer(session);
+      throw apiError("UNAUTHENTICATED", "Missing or invalid credentials", {
+        headers: { "Set-Cookie": clearCookie(cookieName(SESSION_COOKIE, secure), secure) },
+      });
+    });
+  return guard ? guard(context, resolve) : resolve();
+}
+
 /** How many `Authorization` headers node:http received (its `headers` object keeps only the first). */
 function authorizationHeaders(context: object): number {
   const raw = (context as { req?: { rawHeaders?: string[] } }).req?.rawHeaders;
@@ -128,11 +186,23 @@ export function useViewer(
   guard?: CredentialGuard,
 ): Plugin<{ viewer: Viewer } & AddressSource> {
   const authenticated = access.readAccess === "authenticated";
+  const { sessions } = credentials;
   return {
     onContextBuilding({ context, extendContext }) {
       const authorization = context.request.headers.get("authorization");
       // An anonymous caller needs no lookup: its context is built without waiting a turn.
       if (authorization === null) {
+        const cookie = sessions ? context.request.headers.get("cookie") : null;
+        const signedIn =
+          sessions && hasSessionCookie(cookie)
+            ? viewerOfCookie(context.request, cookie as string, sessions, context, guard)
+            : undefined;
+        if (signedIn) {
+          return signedIn.then((viewer) => {
+            if (authenticated && !hasRole(viewer, "reader")) throw insufficientScope("registry:read");
+            extendContext({ viewer });
+          });
+        }
         if (!authenticated) return extendContext({ viewer: { kind: "anonymous" } });
         throw unauthenticated();
       }

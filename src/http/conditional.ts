@@ -12,11 +12,12 @@
  *   `If-Match` take the tag a GET gave as it takes `"3"` (if-match.ts); write answers keep `"3"`.
  * - `If-None-Match` naming that tag is a 304 with the answer's headers but no representation ones.
  * - Anonymous reads may be kept briefly by shared caches (`public, max-age`); a request with
- *   `Authorization` is `private, no-cache`: no shared cache stores it, and the caller's own cache
+ *   `Authorization` (or a person's session cookie) is `private, no-cache`: no shared cache stores it, and the caller's own cache
  *   asks again each time (a 304 is cheap). `Vary: Authorization` keeps the two apart. Errors and
  *   streams are `no-store`; an answer that set its own Cache-Control (health: `no-store`) keeps it.
  */
 import { hash } from "node:crypto";
+import { hasSessionCookie } from "../signin/signin.rules.ts";
 
 /** Whether a path names an API resource: what is validated and given a caching policy here. */
 export function isApiResource(path: string): boolean {
@@ -101,7 +102,9 @@ export function answerRead(request: Request, response: Response, options: ReadOp
     return head ? withoutBody(response, Res) : response;
   }
   if (!headers.has("cache-control")) {
-    headers.set("Cache-Control", readCacheControl(request.headers.has("authorization"), options.maxAge));
+    // A person's session cookie (src/signin/) is a credential as Authorization is: never a public answer.
+    const credentials = request.headers.has("authorization") || hasSessionCookie(request.headers.get("cookie"));
+    headers.set("Cache-Control", readCacheControl(credentials, options.maxAge));
   }
   // A cache hit carries the tag made when it was stored; anything else is tagged from its bytes.
   if (!options.resolverTag && headers.has("etag")) return conditional(request, response, Res);

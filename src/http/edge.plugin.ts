@@ -248,7 +248,10 @@ export function useHttpEdge(options: {
       }
       if (answer.status === 401 || answer.status === 403) {
         const challenged = withResourceMetadata(answer, options.publicUrl ?? new URL(request.url).origin, fetchAPI);
-        if (challenged !== answer) setResponse((answer = challenged));
+        if (challenged !== answer) {
+          answer = challenged;
+          setResponse(answer);
+        }
       }
       if (request.method !== "GET" && request.method !== "HEAD") return logAnswer(edge, request, answer);
       // ETag, If-None-Match, Cache-Control and HEAD, for every read (conditional.ts).

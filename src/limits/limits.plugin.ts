@@ -116,17 +116,22 @@ export function useLimits(limits: Limits, trustProxy: number): Plugin<{ viewer: 
 
 /**
  * The guard around reading credentials: an address that has failed authentication too often is
- * refused with 429 before its credentials are verified, and every 401 is counted against it.
+ * refused with 429 before its credentials are verified, and every 401 is counted against it (or
+ * whatever `failed` calls a failure: a refused sign-in's answer is a 400, src/signin/).
  */
 export function credentialGuard(limits: Limits, trustProxy: number) {
-  return async <T>(source: AddressSource, authenticate: () => Promise<T>): Promise<T> => {
+  return async <T>(
+    source: AddressSource,
+    authenticate: () => Promise<T>,
+    failed: (error: unknown) => boolean = (error) => codeOf(error) === "UNAUTHENTICATED",
+  ): Promise<T> => {
     if (!limits.enabled) return authenticate();
     const address = clientAddress(source, trustProxy);
     await limits.check("authFailures", address);
     try {
       return await authenticate();
     } catch (error) {
-      if (codeOf(error) === "UNAUTHENTICATED") await limits.penalize("authFailures", address);
+      if (failed(error)) await limits.penalize("authFailures", address);
       throw error;
     }
   };

@@ -1,5 +1,6 @@
 /**
- * The web pages of API.md §4 (`/`, `/intake`, `/providers/{providerCode}`, `/reviews`, `/webhooks`), GraphiQL's
+ * The web pages of API.md §4 (`/`, `/intake`, `/providers/{providerCode}`, `/reviews`, `/webhooks`,
+ * `/admin/api-keys`), GraphiQL's
  * page at /graphql for a browser (graphiql.ts), and their assets under `/assets/`. Pages are HTML
  * shells plus ES modules bundled in memory by esbuild (web.bundle.ts); they call `/api/v1` with
  * fetch like any other client.
@@ -53,6 +54,8 @@ export interface WebPagesOptions {
   log?: (line: Record<string, unknown>) => void;
   /** Whether GraphiQL is served at /graphql to a browser (and linked from the footer). */
   graphiql?: boolean;
+  /** The identity provider people sign in with, when they can: the pages show "Sign in". */
+  signInIssuer?: string | undefined;
 }
 
 /** The page a path shows, if any. */
@@ -66,6 +69,8 @@ export function pageOf(pathname: string): PageName | null {
       return "reviews";
     case "/webhooks":
       return "webhooks";
+    case "/admin/api-keys":
+      return "apikeys";
   }
   return /^\/providers\/[^/]+$/.test(pathname) ? "profile" : null;
 }
@@ -124,6 +129,12 @@ const NO_STORE_HEADERS = {
 export function useWebPages(options: WebPagesOptions = {}): Plugin {
   const log = options.log ?? (() => {});
   const graphiqlOn = options.graphiql ?? true;
+  const signInOrigin = options.signInIssuer ? new URL(options.signInIssuer).origin : undefined;
+  // Signing out is a form posted to /auth/logout, which redirects to the identity provider's own
+  // sign-out: browsers hold that redirect to the form-action directive too.
+  const pageCsp = signInOrigin
+    ? PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${signInOrigin}`)
+    : PAGE_CSP;
   // The bundle is made on the first request that needs it (main.ts starts it as the server starts,
   // so that no visitor waits for it): an app that never serves a page never pays for one.
   let bundling: Promise<unknown> | undefined;
@@ -200,14 +211,16 @@ export function useWebPages(options: WebPagesOptions = {}): Plugin {
 
       const shell = graphiql
         ? shellOf(bundle, "graphiql", () => graphiql.page(bundle.icon))
-        : shellOf(bundle, page as PageName, () => renderShell(page as PageName, bundle, { graphiql: graphiqlOn }));
+        : shellOf(bundle, page as PageName, () =>
+            renderShell(page as PageName, bundle, { graphiql: graphiqlOn, signIn: signInOrigin !== undefined }),
+          );
       const headers = {
         ...COMMON_HEADERS,
         "Content-Type": "text/html; charset=utf-8",
         // Revalidate every time (cheap: an ETag), so a new release's asset names are seen at once.
         "Cache-Control": "no-cache",
         ETag: shell.etag,
-        "Content-Security-Policy": graphiql ? GRAPHIQL_CSP : PAGE_CSP,
+        "Content-Security-Policy": graphiql ? GRAPHIQL_CSP : pageCsp,
         "Cross-Origin-Opener-Policy": "same-origin",
       };
       const match = request.headers.get("if-none-match");

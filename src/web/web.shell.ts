@@ -9,7 +9,7 @@ interface PageInfo {
   title: string;
   description: string;
   /** The navigation entry marked as current. */
-  nav: "directory" | "intake" | "reviews" | "webhooks" | null;
+  nav: "directory" | "intake" | "reviews" | "webhooks" | "apikeys" | null;
 }
 
 const PAGE_INFO: Record<PageName, PageInfo> = {
@@ -38,12 +38,17 @@ const PAGE_INFO: Record<PageName, PageInfo> = {
     description: "Owners and reviewers: subscribe a URL to an agent's changes, and see what was delivered.",
     nav: "webhooks",
   },
+  apikeys: {
+    title: "API keys",
+    description: "Admins: read keys for clients that cannot sign in, made, listed and revoked.",
+    nav: "apikeys",
+  },
 };
 
 export const SITE_NAME = "Agent Registry";
 
 /** The shell of a page. */
-export function renderShell(page: PageName, bundle: Bundle, options: { graphiql: boolean }): string {
+export function renderShell(page: PageName, bundle: Bundle, options: { graphiql: boolean; signIn?: boolean }): string {
   const info = PAGE_INFO[page];
   const script = bundle.scripts[page];
   const link = (href: string, label: string, key: PageInfo["nav"]) =>
@@ -71,7 +76,9 @@ ${link("/", "Directory", "directory")}
 ${link("/intake", "Submit an agent", "intake")}
 ${link("/reviews", "Reviews", "reviews")}
 ${link("/webhooks", "Webhooks", "webhooks")}
+${link("/admin/api-keys", "API keys", "apikeys")}
 </ul></nav>
+${options.signIn ? '<div class="account" id="account"></div>' : ""}
 </div>
 </header>
 <main id="main" class="wrap" tabindex="-1" data-page="${page}">

@@ -6,15 +6,41 @@
  * serves by path, so fetches of the discovery document and the JWKS are counted, not timed. Keys can
  * be rotated (`rekey`) and the server stopped and started again on the same port.
  *
- * Built for more than the client_credentials grant: the authorization-code login (users in reader,
- * reviewer and admin groups) belongs here too, as `users` beside `clients`, the account lookup and the
- * interaction routes in `configuration`. Nothing here imports the app or the database, so the files
- * that need neither (tests/auth/access-token.test.ts) use it as well.
+ * People sign in too: `users` (each with `groups`, which the ID token carries under the `profile`
+ * scope, as an IdP's "add to ID token" mapper does) and `webClients` (the authorization code flow,
+ * PKCE required, RP-initiated logout). The IdP's login page is its own, plain HTML that a real
+ * browser and a test's HTTP client go through alike:
+ *
+ * 1. The registry's `GET /auth/login?returnTo=/reviews` redirects (302) to `<issuer>/auth?…`, which
+ *    redirects (303) to the login page, `<issuer>/interaction/<uid>` (cookies `_interaction*` set).
+ * 2. The login page is one form: POST to `/interaction/<uid>/login`, one text field named `login`
+ *    (label "User name": the user's name as `users` lists it, e.g. `reviewer`; no password), one
+ *    button "Sign in" (`button[type=submit]`). An unknown name shows the form again, saying so.
+ * 3. After it: 303 to `<issuer>/auth/<uid>`, 303 to the interaction again, where consent is given
+ *    without asking (303), then 303 to the registry's `/auth/callback?code=…&state=…&iss=…`, which
+ *    sets the session cookie and redirects (303) to `returnTo`.
+ * 4. Signing out: the registry's sign-out answers 303 to `<issuer>/session/end?id_token_hint=…&
+ *    post_logout_redirect_uri=…`, a page asking "Sign out of the test IdP?" with a button "Yes, sign
+ *    me out" (`button[name=logout][value=yes]`), which posts to `/session/end/confirm` and is sent
+ *    to the registry's `/`. A person never signed in at the IdP (or without a hint) gets the same page.
+ *
+ * A browser reaches the issuer by its name (map `idp.test` to the loopback port, e.g. Chromium's
+ * `--host-resolver-rules="MAP idp.test:80 127.0.0.1:<port>"`), or start it without `issuer`: it is
+ * then `http://127.0.0.1:<port>` itself. Nothing here loads anything from another origin.
+ *
+ * Nothing here imports the app or the database, so the files that need neither
+ * (tests/auth/access-token.test.ts) use it as well.
  */
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from "jose";
-import Provider, { type Adapter, type AdapterPayload, type Configuration, errors as oidcErrors } from "oidc-provider";
+import Provider, {
+  type Adapter,
+  type AdapterPayload,
+  type ClientMetadata,
+  type Configuration,
+  errors as oidcErrors,
+} from "oidc-provider";
 
 /** The scopes of the registry's protected resource metadata: what a token may ask for. */
 export const SCOPES = "registry:read registry:review registry:admin";
@@ -42,12 +68,37 @@ export interface ClientSpec {
   groups: string[];
 }
 
+/** A person who signs in at the IdP: the login name is their `sub`. */
+export interface UserSpec {
+  /** The `groups` claim of their ID token. */
+  groups: string[];
+  name?: string;
+  email?: string;
+}
+
+/**
+ * A relying party of the authorization code flow (the registry): PKCE required; its secret is
+ * `secretOf(id)` (client_secret_post) unless it is public (no secret, PKCE alone).
+ */
+export interface WebClientSpec {
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  public?: boolean;
+}
+
 export interface IdpOptions {
-  /** `http://<host>`: the `iss` of its tokens and the issuer of its discovery document. */
-  issuer: string;
+  /**
+   * `http://<host>`: the `iss` of its tokens and the issuer of its discovery document. Unset:
+   * `http://127.0.0.1:<port>`, the port it listens on (what a browser reaches without host mapping).
+   */
+  issuer?: string;
   /** The resources it issues tokens for (their `aud`); the first is the default resource. */
   audiences: [string, ...string[]];
   clients: Record<string, ClientSpec>;
+  /** People who sign in, by login name (the `sub` of their ID tokens). */
+  users?: Record<string, UserSpec>;
+  /** Clients of the authorization code flow, by client id. */
+  webClients?: Record<string, WebClientSpec>;
   /** Its signing keys, the first signing (default: one made for it, kid `<host>-1`). */
   keys?: SigningKey[];
   /** How long its access tokens live, in seconds (default 300). */
@@ -103,25 +154,93 @@ function memoryAdapter(): Adapter {
   };
 }
 
-function configuration(options: IdpOptions, keys: SigningKey[]): Configuration {
+/** A page of the IdP's own: no script, nothing from another origin. */
+function page(title: string, body: string): string {
+  return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>`;
+}
+
+const escapeHtml = (text: string) =>
+  text.replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string,
+  );
+
+function configuration(options: IdpOptions, issuer: string, keys: SigningKey[]): Configuration {
   const { audiences, clients } = options;
+  const users = options.users ?? {};
+  const webClients = options.webClients ?? {};
   return {
     adapter: memoryAdapter,
     jwks: { keys: keys.map((key) => key.jwk) },
-    clients: Object.keys(clients).map((id) => ({
-      client_id: id,
-      client_secret: secretOf(id),
-      grant_types: ["client_credentials"],
-      redirect_uris: [],
-      response_types: [],
-      id_token_signed_response_alg: "ES256",
-    })),
+    clients: [
+      ...Object.keys(clients).map(
+        (id): ClientMetadata => ({
+          client_id: id,
+          client_secret: secretOf(id),
+          grant_types: ["client_credentials"],
+          redirect_uris: [],
+          response_types: [],
+          id_token_signed_response_alg: "ES256",
+        }),
+      ),
+      ...Object.entries(webClients).map(
+        ([id, spec]): ClientMetadata => ({
+          client_id: id,
+          ...(spec.public
+            ? { token_endpoint_auth_method: "none" }
+            : { client_secret: secretOf(id), token_endpoint_auth_method: "client_secret_post" }),
+          grant_types: ["authorization_code"],
+          response_types: ["code"],
+          redirect_uris: spec.redirectUris,
+          post_logout_redirect_uris: spec.postLogoutRedirectUris,
+          id_token_signed_response_alg: "ES256",
+        }),
+      ),
+    ],
+    findAccount: (_ctx, id) => {
+      const user = Object.hasOwn(users, id) ? users[id] : undefined;
+      if (!user) return undefined;
+      return {
+        accountId: id,
+        claims: () => ({ sub: id, name: user.name ?? id, email: user.email ?? `${id}@idp.test`, groups: user.groups }),
+      };
+    },
+    // `groups` under `profile`, and scope claims in the ID token itself: what Keycloak's "Add to ID
+    // token", Okta's groups claim on the ID token and Entra's `groups` claim do.
+    claims: { openid: ["sub"], profile: ["name", "groups"], email: ["email"] },
+    conformIdTokenClaims: false,
+    pkce: { required: () => true },
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    renderError: (ctx, out) => {
+      ctx.type = "html";
+      ctx.body = page(
+        "Something went wrong",
+        Object.entries(out)
+          .map(([key, value]) => `<p><strong>${escapeHtml(key)}</strong>: ${escapeHtml(String(value))}</p>`)
+          .join(""),
+      );
+    },
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: (ctx, form) => {
+          ctx.body = page(
+            "Sign out of the test IdP?",
+            `${form}<button type="submit" form="op.logoutForm" name="logout" value="yes">Yes, sign me out</button> <button type="submit" form="op.logoutForm">No, stay signed in</button>`,
+          );
+        },
+        postLogoutSuccessSource: (ctx) => {
+          ctx.body = page("Signed out", `<p>You are signed out of ${escapeHtml(issuer)}.</p>`);
+        },
+      },
       resourceIndicators: {
         enabled: true,
-        defaultResource: () => audiences[0],
+        // The client_credentials clients' tokens are for the registry's API by default; a person's
+        // sign-in asks for no resource.
+        defaultResource: (_ctx, client) =>
+          client && Object.hasOwn(clients, client.clientId) ? audiences[0] : (undefined as unknown as string),
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, resource) => {
           if (!audiences.includes(resource)) throw new oidcErrors.InvalidTarget();
@@ -138,21 +257,105 @@ function configuration(options: IdpOptions, keys: SigningKey[]): Configuration {
     extraTokenClaims: (_ctx, token) =>
       "clientId" in token && token.clientId ? { groups: clients[token.clientId]?.groups ?? [] } : undefined,
     enabledJWA: { idTokenSigningAlgValues: ["ES256"] },
-    ttl: { ClientCredentials: options.accessTokenTTL ?? 300 },
+    ttl: {
+      ClientCredentials: options.accessTokenTTL ?? 300,
+      AccessToken: 300,
+      AuthorizationCode: 60,
+      IdToken: 300,
+      Interaction: 600,
+      Session: 3600,
+      Grant: 3600,
+    },
     cookies: { keys: ["cookie-key-of-the-test-idp-0123456789"] },
   };
 }
 
+/** A request body, form-encoded. */
+async function formOf(req: http.IncomingMessage): Promise<URLSearchParams> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
+}
+
+function loginPage(uid: string, message?: string): string {
+  return page(
+    "Sign in to the test IdP",
+    `${message ? `<p role="alert">${escapeHtml(message)}</p>` : ""}<form method="post" action="/interaction/${escapeHtml(uid)}/login"><label>User name <input type="text" name="login" autocomplete="username" autofocus required></label> <button type="submit">Sign in</button></form>`,
+  );
+}
+
+/**
+ * The login and consent of the authorization code flow: `GET /interaction/<uid>` shows the login
+ * form, or gives consent to whatever the client asked for and goes on; `POST /interaction/<uid>/login`
+ * signs the named user in.
+ */
+async function interaction(
+  provider: Provider,
+  users: Record<string, UserSpec>,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  uid: string,
+  login: boolean,
+): Promise<void> {
+  const details = await provider.interactionDetails(req, res);
+  if (details.uid !== uid) throw new oidcErrors.SessionNotFound("interaction of another uid");
+  if (login) {
+    const name = (await formOf(req)).get("login")?.trim() ?? "";
+    if (!Object.hasOwn(users, name)) {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      res.end(loginPage(uid, `There is no user named "${name}" here.`));
+      return;
+    }
+    await provider.interactionFinished(req, res, { login: { accountId: name } }, { mergeWithLastSubmission: false });
+    return;
+  }
+  if (details.prompt.name === "login") {
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+    res.end(loginPage(uid));
+    return;
+  }
+  // Consent without asking: a test IdP's users agree to everything.
+  const accountId = details.session?.accountId as string;
+  const grant = details.grantId
+    ? ((await provider.Grant.find(details.grantId)) as InstanceType<Provider["Grant"]>)
+    : new provider.Grant({ accountId, clientId: String(details.params.client_id) });
+  const missing = details.prompt.details as {
+    missingOIDCScope?: string[];
+    missingOIDCClaims?: string[];
+    missingResourceScopes?: Record<string, string[]>;
+  };
+  if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(" "));
+  if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+  for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {})) {
+    grant.addResourceScope(resource, scopes.join(" "));
+  }
+  const grantId = await grant.save();
+  await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+}
+
 /** Starts an IdP on 127.0.0.1, port 0. The caller stops it (`stop`). */
 export async function startIdp(options: IdpOptions): Promise<Idp> {
-  const { issuer } = options;
-  const host = new URL(issuer).host;
-  const keys = options.keys ?? [await signingKey(`${host}-1`)];
-  let handle = new Provider(issuer, configuration(options, keys)).callback();
+  const users = options.users ?? {};
+  let provider: Provider | undefined;
+  let handle: ReturnType<Provider["callback"]> | undefined;
   const served: string[] = [];
   const server = http.createServer((req, res) => {
     served.push(req.url ?? "");
-    handle(req, res);
+    const at = /^\/interaction\/([\w-]+)(\/login)?(?:\?|$)/.exec(req.url ?? "");
+    if (at && provider) {
+      const login = at[2] !== undefined;
+      if ((login ? "POST" : "GET") !== req.method) {
+        res.writeHead(405).end();
+        return;
+      }
+      interaction(provider, users, req, res, at[1] as string, login).catch((error: Error) => {
+        if (res.headersSent) return void res.end();
+        res.writeHead(400, { "content-type": "text/html; charset=utf-8" });
+        res.end(page("Sign-in failed", `<p>${escapeHtml(error.message)}</p>`));
+      });
+      return;
+    }
+    handle?.(req, res);
   });
   const sockets = new Set<Socket>();
   server.on("connection", (socket) => {
@@ -169,6 +372,14 @@ export async function startIdp(options: IdpOptions): Promise<Idp> {
     });
   await listen(0);
   const { port } = server.address() as AddressInfo;
+  const issuer = options.issuer ?? `http://127.0.0.1:${port}`;
+  const host = new URL(issuer).hostname;
+  const keys = options.keys ?? [await signingKey(`${host}-1`)];
+  const serve = (next: SigningKey[]) => {
+    provider = new Provider(issuer, configuration(options, issuer, next));
+    handle = provider.callback();
+  };
+  serve(keys);
   const idp: Idp = {
     issuer,
     host,
@@ -198,7 +409,7 @@ export async function startIdp(options: IdpOptions): Promise<Idp> {
     },
     rekey(next) {
       idp.keys = next;
-      handle = new Provider(issuer, configuration(options, next)).callback();
+      serve(next);
     },
     async stop() {
       if (!server.listening) return;

@@ -47,20 +47,23 @@ export interface Watch {
 }
 
 /**
- * A browser context at a viewport size whose pages may reach the server under test only: any
- * other request is aborted and recorded (the test then fails on `watch.external`).
+ * A browser context at a viewport size whose pages may reach the server under test only (and the
+ * origins `alsoAllowed`): any other request is aborted and recorded (the test then fails on
+ * `watch.external`).
  */
 export async function openContext(
   browser: Browser,
   base: string,
   viewport: { width: number; height: number } = DESKTOP,
+  /** Other origins the pages may reach (the identity provider a person signs in at). */
+  alsoAllowed: string[] = [],
 ): Promise<{ context: BrowserContext; watch: Watch }> {
   const context = await browser.newContext({ viewport, baseURL: base, locale: "en-GB", timezoneId: "UTC" });
   const watch: Watch = { external: [], pageErrors: [], cspViolations: [] };
-  const origin = new URL(base).origin;
+  const allowed = new Set([new URL(base).origin, ...alsoAllowed.map((url) => new URL(url).origin)]);
   await context.route("**/*", async (route) => {
     const url = route.request().url();
-    if (new URL(url).origin === origin) return route.fallback();
+    if (allowed.has(new URL(url).origin)) return route.fallback();
     watch.external.push(url);
     return route.abort("blockedbyclient");
   });

@@ -6,7 +6,7 @@
  *
  * What is kept: the 200 answer of an operation whose root fields are all public reads (`providers`,
  * `provider`, `providerVersions`, `providerVersion`, the MCP registry's `mcpServer…`), asked WITHOUT an
- * `Authorization` header: a REST `GET /api/v1/providers…` or `/v0.1/servers…`, or a GraphQL query
+ * `Authorization` header or session cookie: a REST `GET /api/v1/providers…` or `/v0.1/servers…`, or a GraphQL query
  * (POST or GET /graphql). Such an answer holds nothing
  * private (contact, tokens and reviewer notes are null for anonymous callers, API.md §2), so any
  * anonymous caller may be given it; a request with credentials, of any kind, never reads or fills
@@ -15,6 +15,7 @@
 import { getOperationAST } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { rootFields } from "../../limits/limits.plugin.ts";
+import { hasSessionCookie } from "../../signin/signin.rules.ts";
 import { Generation } from "./generation.ts";
 import { cacheablePath, type Entry, EntryStore, keyOf, type StoreOptions } from "./store.ts";
 
@@ -116,6 +117,8 @@ function cachePlugin(cache: ResponseCache): Plugin {
       const state: CacheState = {};
       (serverContext as WithState)[STATE] = state;
       if (!enabled || request.headers.has("authorization") || !cacheablePath(url.pathname)) return;
+      // A person's session cookie is a credential too (src/signin/).
+      if (hasSessionCookie(request.headers.get("cookie"))) return;
       let body: Buffer | undefined;
       if (request.method === "POST") {
         if (url.pathname !== "/graphql") return;

@@ -10,6 +10,7 @@
  * Its functions are made once; a request's state is one object, and its hand-over to Yoga (`miss`).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { hasSessionCookie } from "../../signin/signin.rules.ts";
 import { isApiResource, noneMatchNames, REPRESENTATION_HEADERS } from "../conditional.ts";
 import type { ResponseCache } from "./cache.plugin.ts";
 import type { Entry } from "./store.ts";
@@ -64,7 +65,7 @@ export function withNodeCache<T extends (req: IncomingMessage, res: ServerRespon
 
 /** Answers a request from the cache when it can; calls `miss` when it cannot, at once or once the body has come. */
 function serveNode(cache: ResponseCache, req: IncomingMessage, res: ServerResponse, edge: NodeEdge, miss: () => void) {
-  if (req.headers.authorization !== undefined) return miss();
+  if (req.headers.authorization !== undefined || hasSessionCookie(req.headers.cookie)) return miss();
   const target = req.url ?? "/";
   const q = target.indexOf("?");
   const path = q === -1 ? target : target.slice(0, q);

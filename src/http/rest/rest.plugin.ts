@@ -30,6 +30,7 @@ import type { Plugin } from "graphql-yoga";
 import { escapeToken } from "rfc6902/pointer.js";
 import { apiError, badInput, type FieldError, notFound, unauthenticated } from "../../errors.ts";
 import { READ_ONLY_FIELDS } from "../../providers/provider.rules.ts";
+import { hasSessionCookie } from "../../signin/signin.rules.ts";
 import { executeInEnvelope, type OperationRunner, operationRunner } from "../operation.runner.ts";
 import { routePattern } from "../request.log.ts";
 import { bodyText } from "../text.plugin.ts";
@@ -223,9 +224,15 @@ async function check(
   base: RestBase,
 ): Promise<{ route: RestRoute; params: Record<string, string | string[] | undefined>; nulls: string[] }> {
   const { route, params } = routeOf(request.method, url.pathname.replace(/\/+$/, "") || "/", base);
-  // Who is asking comes before what is asked: a protected route without credentials is a 401
-  // whatever its body holds. (Credentials that are sent are verified once, in the viewer plugin.)
-  if (route.auth !== "none" && route.auth !== "optional" && !request.headers.has("authorization")) {
+  // Who is asking comes before what is asked: a protected route without credentials (a token, or a
+  // person's session cookie) is a 401 whatever its body holds. (Credentials that are sent are
+  // verified once, in the viewer plugin.)
+  if (
+    route.auth !== "none" &&
+    route.auth !== "optional" &&
+    !request.headers.has("authorization") &&
+    !hasSessionCookie(request.headers.get("cookie"))
+  ) {
     throw unauthenticated();
   }
   const { args, inPath, names } = shapeOf(schema, route);

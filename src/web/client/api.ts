@@ -61,7 +61,9 @@ export async function api<T>(method: string, path: string, options: RequestOptio
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
       signal,
       cache: "no-store",
-      credentials: "omit",
+      // A person signed in through the identity provider is a session cookie (HttpOnly, SameSite=Lax;
+      // a write it makes must carry this origin, which a same-origin fetch does).
+      credentials: "same-origin",
     });
   } catch (error) {
     if (options.signal?.aborted) throw error;

@@ -36,6 +36,8 @@ export type EventPage = Answer<"/api/v1/events">;
 export type WebhookPage = Answer<"/api/v1/webhooks">;
 export type CreatedWebhook = Answer<"/api/v1/webhooks", "post">;
 export type DeliveryPage = Answer<"/api/v1/webhooks/{webhookId}/deliveries">;
+export type ApiKeyPage = Answer<"/api/v1/api-keys">;
+export type CreatedApiKey = Answer<"/api/v1/api-keys", "post">;
 
 // What those answers hold.
 export type ProviderSummary = ProviderPage["items"][number];

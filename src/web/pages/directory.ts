@@ -15,6 +15,7 @@ import {
   VISIBILITIES,
 } from "../client/enums.ts";
 import { lifecycleBadge, lifecycleNotice } from "../client/lifecycle.ts";
+import { mountAccount } from "../client/session.ts";
 import type { ProviderPage, ProviderSummary, Query } from "../client/types.ts";
 import {
   badge,
@@ -46,6 +47,7 @@ const FILTERS = [
 type Filter = (typeof FILTERS)[number];
 
 const main = mainElement();
+void mountAccount();
 const params = new URLSearchParams(location.search);
 const initial = (name: Filter) => params.get(name) ?? "";
 

@@ -19,12 +19,14 @@ import {
   TOOL_SCOPES,
   VISIBILITIES,
 } from "../client/enums.ts";
+import { mountAccount } from "../client/session.ts";
 import type { IntakeResult } from "../client/types.ts";
 import { describeError, field, humanize, options, Status, setTitle, splitList } from "../client/ui.ts";
 
 type Control = HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
 
 const main = mainElement();
+void mountAccount();
 const live = new Status("sr-status");
 
 // ---------------------------------------------------------------- controls

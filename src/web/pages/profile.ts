@@ -9,6 +9,7 @@ import { type Change, patchChanges } from "../client/diff.ts";
 import { type Child, h, mainElement, replace, uid } from "../client/dom.ts";
 import { changedFields, kindWords } from "../client/events.ts";
 import { lifecycleBadge, lifecycleNotice } from "../client/lifecycle.ts";
+import { mountAccount } from "../client/session.ts";
 import type {
   EventPage,
   PatchOperation,
@@ -23,6 +24,7 @@ import type {
 import { badge, errorBox, humanize, Status, setTitle, stageBadge, tierBadge, time, timeAgo } from "../client/ui.ts";
 
 const main = mainElement();
+void mountAccount();
 const codeFromPath = (() => {
   try {
     return decodeURIComponent(location.pathname.split("/")[2] ?? "");

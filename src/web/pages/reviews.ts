@@ -1,5 +1,6 @@
 /**
- * `/reviews`: the reviewers' dashboard. Sign in by pasting a reviewer token (kept in
+ * `/reviews`: the reviewers' dashboard. Signed in through the registry's identity provider (a
+ * session cookie the requests carry), or, without one, by pasting a reviewer token (kept in
  * sessionStorage: this tab only). The active queue with its filters, in the API's order (most
  * urgent, then oldest) or sorted here; and per item: assign, priority, comment, request changes,
  * approve with a trust tier, reject. The queue is read again after each action.
@@ -7,6 +8,7 @@
 import { ApiError, api, isAbort, jwtClaims, query, reviewerToken, setReviewerToken } from "../client/api.ts";
 import { h, mainElement, replace, uid } from "../client/dom.ts";
 import { ACTIVE_STATUSES, PRIORITIES, TRUST_TIERS } from "../client/enums.ts";
+import { mountAccount, session, sessionHas, signInLink, signOutForm } from "../client/session.ts";
 import type { Query, Review, ReviewPage } from "../client/types.ts";
 import { badge, debounce, errorBox, field, humanize, options, Status, time, tokenForm } from "../client/ui.ts";
 
@@ -24,10 +26,35 @@ const SORTS = {
 } as const;
 type Sort = keyof typeof SORTS;
 
-function start(): void {
+/** Who works the queue: a pasted token, or the session (its requests carry the cookie, no token). */
+interface Reviewer {
+  token: string | null;
+  me: string;
+  expires: string | null;
+}
+
+async function start(): Promise<void> {
+  void mountAccount();
   const token = reviewerToken();
-  if (token) dashboard(token);
-  else signIn();
+  if (token) return dashboard(fromToken(token));
+  const s = await session();
+  signInUrl = s.signInUrl ?? null;
+  if (s.signedIn && sessionHas(s, "reviewer")) {
+    return dashboard({ token: null, me: s.subject ?? "", expires: s.expiresAt ?? null });
+  }
+  signIn(s.signedIn ? "Your account does not carry the reviewer role." : undefined);
+}
+
+/** Where people sign in, when the registry has an identity provider. */
+let signInUrl: string | null = null;
+
+function fromToken(token: string): Reviewer {
+  const claims = jwtClaims(token);
+  return {
+    token,
+    me: typeof claims?.sub === "string" ? claims.sub : "",
+    expires: typeof claims?.exp === "number" ? new Date(claims.exp * 1000).toISOString() : null,
+  };
 }
 
 // ---------------------------------------------------------------- sign in
@@ -51,7 +78,7 @@ function signIn(notice?: string): void {
     },
     signedIn: (token) => {
       setReviewerToken(token);
-      dashboard(token);
+      dashboard(fromToken(token));
     },
   });
   replace(
@@ -63,6 +90,9 @@ function signIn(notice?: string): void {
       h("p", { class: "lede" }, "For reviewers: sign in to see and decide the active reviews."),
     ),
     notice ? h("p", { class: "notice warning", role: "alert" }, notice) : null,
+    signInUrl
+      ? h("p", null, signInLink("Sign in", "button primary"), " with your organisation's account, or paste a token:")
+      : null,
     form,
     announcer.element,
   );
@@ -76,11 +106,7 @@ function signOut(notice?: string): void {
 
 // ---------------------------------------------------------------- the dashboard
 
-function dashboard(token: string): void {
-  const claims = jwtClaims(token);
-  const me = typeof claims?.sub === "string" ? claims.sub : "";
-  const expires = typeof claims?.exp === "number" ? new Date(claims.exp * 1000).toISOString() : null;
-
+function dashboard({ token, me, expires }: Reviewer): void {
   const statusFilter = h("select", { name: "status" }, options(ACTIVE_STATUSES, null, "Any active status"));
   const priorityFilter = h("select", { name: "priority" }, options(PRIORITIES, null, "Any priority"));
   // The queue's endpointVerified argument: "true", "false", or "" for either.
@@ -156,7 +182,9 @@ function dashboard(token: string): void {
         h("strong", { id: "reviewer-name" }, me || "a reviewer"),
         expires ? [" until ", time(expires)] : null,
         " ",
-        h("button", { type: "button", class: "button link", onclick: () => signOut() }, "Sign out"),
+        token
+          ? h("button", { type: "button", class: "button link", onclick: () => signOut() }, "Sign out")
+          : signOutForm("button link"),
       ),
     ),
     filters,
@@ -498,4 +526,4 @@ function dashboard(token: string): void {
   restart();
 }
 
-start();
+void start();

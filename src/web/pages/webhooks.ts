@@ -1,7 +1,7 @@
 /**
- * `/webhooks`: webhook subscriptions for an agent's owner (its access token) or a reviewer (a
- * reviewer JWT; a reviewer signed in on /reviews in this tab is signed in here too). Sign in by
- * pasting the token (kept in sessionStorage: this tab only). List the subscriptions, subscribe a URL
+ * `/webhooks`: webhook subscriptions for an agent's owner (its access token) or a reviewer (signed
+ * in through the registry's identity provider, or a reviewer JWT; a reviewer signed in on /reviews
+ * in this tab is signed in here too). Tokens are pasted (kept in sessionStorage: this tab only). List the subscriptions, subscribe a URL
  * (the signing secret is shown this once), delete one, and see a subscription's deliveries with a
  * redelivery per message and a test ping.
  */
@@ -19,6 +19,7 @@ import {
 } from "../client/api.ts";
 import { type Child, h, mainElement, replace, uid } from "../client/dom.ts";
 import { EVENT_KINDS, kindWords } from "../client/events.ts";
+import { mountAccount, session, sessionHas, signOutForm } from "../client/session.ts";
 import type { CreatedWebhook, Delivery, DeliveryPage, Webhook, WebhookPage } from "../client/types.ts";
 import { badge, errorBox, field, Status, time, tokenForm } from "../client/ui.ts";
 
@@ -27,10 +28,19 @@ const announcer = new Status("sr-status");
 const PAGE_SIZE = 20;
 const SESSION_ENDED = "Your session has ended (the token expired, was revoked or was refused). Sign in again.";
 
-function start(): void {
+/** The reviewer signed in through the identity provider, when the page runs on the session (no token). */
+let sessionSubject = "";
+
+async function start(): Promise<void> {
+  void mountAccount();
   const token = webhooksToken() ?? reviewerToken();
-  if (token) dashboard(token);
-  else signIn();
+  if (token) return dashboard(token);
+  const s = await session();
+  if (s.signedIn && sessionHas(s, "reviewer")) {
+    sessionSubject = s.subject ?? "";
+    return dashboard(null);
+  }
+  signIn();
 }
 
 function head(...aside: Child[]): HTMLElement {
@@ -75,7 +85,7 @@ function signIn(notice?: string): void {
   );
 }
 
-function signOut(token: string, notice?: string): void {
+function signOut(token: string | null, notice?: string): void {
   setWebhooksToken(null);
   // A reviewer's session of /reviews that this page used ends with it.
   if (reviewerToken() === token) setReviewerToken(null);
@@ -85,7 +95,9 @@ function signOut(token: string, notice?: string): void {
 
 // ---------------------------------------------------------------- the dashboard
 
-function who(token: string): Child {
+/** Who the page acts for: an agent's token, a reviewer's JWT, or (null) the reviewer's session. */
+function who(token: string | null): Child {
+  if (token === null) return ["Signed in as reviewer ", h("strong", { id: "webhooks-who" }, sessionSubject)];
   if (isAgentToken(token)) {
     return ["Signed in with an agent's token ", h("code", { id: "webhooks-who" }, `${token.slice(0, 10)}…`)];
   }
@@ -99,8 +111,8 @@ function who(token: string): Child {
   ];
 }
 
-function dashboard(token: string): void {
-  const reviewer = !isAgentToken(token);
+function dashboard(token: string | null): void {
+  const reviewer = token === null || !isAgentToken(token);
   const ended = () => signOut(token, SESSION_ENDED);
   /** Runs a request; a refused token (401) ends the session, and the caller then says nothing more. */
   const guarded = async <T>(request: Promise<T>): Promise<T> => {
@@ -125,7 +137,9 @@ function dashboard(token: string): void {
         { class: "session" },
         who(token),
         " ",
-        h("button", { type: "button", class: "button link", onclick: () => signOut(token) }, "Sign out"),
+        token === null
+          ? signOutForm("button link")
+          : h("button", { type: "button", class: "button link", onclick: () => signOut(token) }, "Sign out"),
       ),
     ),
     h(
@@ -624,4 +638,4 @@ function dashboard(token: string): void {
   void load(false);
 }
 
-start();
+void start();
