@@ -19,8 +19,8 @@
  * - `webhooks` (op): one replica's webhook deliveries to a local receiver, by tests/bench/webhooks.bench.ts
  *   (its own process and database), once, after the runs; its report is appended to this one's;
  * - `rest-before` / `graphql-before` (with `--baseline <ref>`): the service as it was at that git
- *   ref, built from a worktree in data/bench/, writing to the same database: what a change to the
- *   write path costs, side by side with it.
+ *   ref, built from a worktree in data/bench/, on the same database: what a change costs a read or a
+ *   write, side by side with it.
  * - `postgraphile` (PostgreSQL only): PostGraphile v5 over the same tables, the peer, for detail and
  *   list (tests/bench/peer/): installed by the benchmark into data/bench/postgraphile/, its answers
  *   checked against the service's before anything is measured.
@@ -96,8 +96,8 @@ const SERVES: Record<TargetName, readonly OpName[]> = {
   graphql: OPS,
   "rest-nocache": ["detail", "list", "search", "card"],
   "graphql-nocache": ["detail", "list", "search", "card"],
-  "rest-before": ["patch", "intake"],
-  "graphql-before": ["patch", "intake"],
+  "rest-before": ["detail", "list", "search", "card", "patch", "intake"],
+  "graphql-before": ["detail", "list", "search", "card", "patch", "intake"],
   postgraphile: ["detail", "list"],
 };
 
