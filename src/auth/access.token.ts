@@ -19,6 +19,7 @@ import {
 import type { AccessTokenConfig, AccessTokenIssuer } from "../config.ts";
 import type { Outbound } from "../outbound/outbound.ts";
 import { fits, isStorableText } from "../text.ts";
+import { ASYMMETRIC_JWS_ALGORITHMS } from "./jws.algorithms.ts";
 import { MAX_SUBJECT } from "./reviewer.jwt.ts";
 import { ROLES, type Role, SCOPE_ROLES } from "./roles.ts";
 
@@ -28,20 +29,6 @@ import { ROLES, type Role, SCOPE_ROLES } from "./roles.ts";
  * up `kid`s costs the issuer one request per cooldown, not one per token.
  */
 export const ACCESS_TOKEN_KEYS_DEFAULTS = { cooldownMs: 60_000, cacheMaxAgeMs: 10 * 60_000 } as const;
-
-const ASYMMETRIC_ALGORITHMS = [
-  "RS256",
-  "RS384",
-  "RS512",
-  "PS256",
-  "PS384",
-  "PS512",
-  "ES256",
-  "ES384",
-  "ES512",
-  "EdDSA",
-  "Ed25519",
-];
 
 export interface AccessTokenClaims {
   /** `sub` for OIDC_ISSUER; `<issuer>#<sub>` for the further issuers. */
@@ -81,7 +68,7 @@ export function accessTokenVerifier(config: AccessTokenConfig, outbound: Outboun
     const options = {
       issuer: listed.issuer,
       audience: listed.audience,
-      algorithms: ASYMMETRIC_ALGORITHMS,
+      algorithms: ASYMMETRIC_JWS_ALGORITHMS,
       requiredClaims: ["exp", "sub"],
     };
     const { jwks, fetched } = await keys.current();

@@ -7,9 +7,11 @@
  * (an object emptied by that is removed too). `false` stays: the card's booleans are `optional bool`,
  * explicitly set. Null and empty strings never occur in the registry's cards.
  */
+
 import { createHash } from "node:crypto";
 import canonicalize from "canonicalize";
 import { flattenedVerify, importJWK, type JWK } from "jose";
+import { ASYMMETRIC_JWS_ALGORITHMS } from "../auth/jws.algorithms.ts";
 import type { AgentCard, AgentCardSignature } from "../interop/agent.card.ts";
 import type { KeySet } from "./signing.keys.ts";
 
@@ -62,21 +64,6 @@ export type SignatureCheck =
   | { status: "UNTRUSTED_KEY"; kid: string }
   | { status: "UNSIGNED" };
 
-/** Algorithms accepted from a card's signature: asymmetric only, never `none` nor a shared secret. */
-const ALGORITHMS = [
-  "ES256",
-  "ES384",
-  "ES512",
-  "EdDSA",
-  "Ed25519",
-  "RS256",
-  "RS384",
-  "RS512",
-  "PS256",
-  "PS384",
-  "PS512",
-];
-
 function protectedHeader(signature: AgentCardSignature): { alg?: unknown; kid?: unknown } | undefined {
   try {
     const header = JSON.parse(Buffer.from(signature.protected, "base64url").toString("utf8"));
@@ -116,7 +103,7 @@ export async function verifyCardSignatures(card: object, jwks: { keys: JWK[] }):
       await flattenedVerify(
         { protected: signature.protected, signature: signature.signature, header: signature.header, payload },
         key,
-        { algorithms: ALGORITHMS },
+        { algorithms: ASYMMETRIC_JWS_ALGORITHMS },
       );
       verified ??= header.kid;
     } catch {
