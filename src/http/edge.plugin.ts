@@ -76,8 +76,12 @@ export function errorResponse(url: URL, error: unknown, headers: Record<string, 
   return url.pathname.startsWith("/graphql") ? graphqlErrorResponse(error, headers) : problemResponse(error, headers);
 }
 
-/** How long, and for how many more bytes, a connection being closed keeps reading before it is cut. */
-const LINGER_MS = 1000;
+/**
+ * How long, and for how many more bytes, a connection being closed keeps reading before it is cut:
+ * long enough for a slow client across a real network to read its answer (nginx's lingering
+ * timeout is 5 s too), short and small enough that a hostile one gains nothing.
+ */
+const LINGER_MS = 5000;
 const LINGER_BYTES = 64 * 1024;
 
 /**
@@ -93,9 +97,12 @@ function lingerOnClose(serverContext: unknown): void {
   socket.destroySoon = () => {
     const readAtClose = socket.bytesRead;
     socket.end();
+    // Cut after the reads already waiting: a timer that fires late, after the event loop stalled,
+    // runs before them and would reset a connection whose answer the peer has in hand.
     const cut = () => {
+      clearTimeout(timer);
       clearInterval(watch);
-      socket.destroy();
+      setImmediate(() => socket.destroy());
     };
     const timer = setTimeout(cut, LINGER_MS);
     const watch = setInterval(() => {
