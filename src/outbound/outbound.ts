@@ -4,7 +4,8 @@
  * requests are SSRF. `https:` only; each hop's name is resolved once, every address checked, and the
  * connection made to the checked address; redirects stay on the original registrable domain; one
  * deadline covers the whole request; bodies are capped; requests under way at once are capped.
- * A POST (a webhook's delivery) follows no redirect.
+ * A POST (a webhook's delivery) follows no redirect. `fetcher` offers the same door as a WHATWG
+ * `fetch` for the protocol libraries that take one (the health prober's MCP and A2A clients).
  */
 import { Resolver } from "node:dns/promises";
 import http from "node:http";
@@ -22,7 +23,16 @@ export interface OutboundResponse {
   url: string;
 }
 
-export type OutboundFailure = "BAD_URL" | "PRIVATE_ADDRESS" | "DNS" | "TIMEOUT" | "TOO_LARGE" | "REDIRECT" | "NETWORK";
+export type OutboundFailure =
+  | "BAD_URL"
+  | "PRIVATE_ADDRESS"
+  | "DNS"
+  | "TIMEOUT"
+  | "TOO_LARGE"
+  | "REDIRECT"
+  | "NETWORK"
+  /** The caller's signal aborted it (`fetcher` only). */
+  | "CANCELLED";
 
 /** A refused or failed outbound request; the message is in plain words and safe to show a caller. */
 export class OutboundError extends Error {
@@ -44,7 +54,17 @@ export interface Outbound {
   post(url: string, body: string, headers: Record<string, string>): Promise<OutboundResponse>;
   /** TXT records of a name (each record's strings joined), [] when there is none (NXDOMAIN/NODATA); failures throw OutboundError("DNS"). */
   resolveTxt(name: string): Promise<string[]>;
+  /**
+   * A `fetch` through the door: any method, the answer's body streamed but capped and cut at the
+   * deadline, a slot held until the body is read or cancelled, `init.signal` honoured; a GET follows
+   * redirects within the registrable domain, other methods none. Libraries wrap the errors of the
+   * fetch they are given in their own, so every refusal or failure is also told to `onFailure`.
+   */
+  fetcher(onFailure?: (error: OutboundError) => void): FetchLike;
 }
+
+/** The WHATWG fetch's shape, as the protocol libraries take it. */
+export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
 /** Redirects followed before the request is refused. */
 const MAX_REDIRECTS = 3;
@@ -162,9 +182,10 @@ interface Target {
 /** A hop's answer: a redirect to follow, or the final response. */
 type Hop = { redirect: string } | OutboundResponse;
 
-/** What a POST sends: its body and headers of its own. */
+/** What a request sends beyond a plain GET: its method, headers of its own and body. */
 interface Sending {
-  body: string;
+  method: string;
+  body?: string | Uint8Array | undefined;
   headers: Record<string, string>;
 }
 
@@ -188,7 +209,8 @@ export function createOutbound(config: OutboundConfig): Outbound {
       throw new OutboundError("BAD_URL", "the address is not a valid URL");
     }
     const hostname = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
-    const test = config.testHosts.get(hostname);
+    // `*.example.test` stands for every name under it (a fake answering for many hosts).
+    const test = config.testHosts.get(hostname) ?? config.testHosts.get(`*${hostname.slice(hostname.indexOf("."))}`);
     if (url.protocol !== "https:" && !(test && url.protocol === "http:")) {
       throw new OutboundError("BAD_URL", `only https: addresses are allowed, not ${url.protocol}`);
     }
@@ -230,16 +252,30 @@ export function createOutbound(config: OutboundConfig): Outbound {
     return found;
   }
 
-  /** One request: to the checked addresses (or the test host), read within the deadline and the cap. */
-  function request(target: Target, checked: string[], accept: string, deadline: number, send?: Sending): Promise<Hop> {
+  /**
+   * Opens one request to the checked addresses (or the test host) and answers its response once
+   * the headers are in, within the deadline; `signal` aborts it.
+   */
+  function connect(
+    target: Target,
+    checked: string[],
+    accept: string,
+    deadline: number,
+    send?: Sending,
+    signal?: AbortSignal | null,
+  ): Promise<http.IncomingMessage> {
+    if (signal?.aborted) {
+      return Promise.reject(new OutboundError("CANCELLED", `the request to ${target.hostname} was cancelled`));
+    }
+    const body = send?.body;
     const headers: Record<string, string> = {
       ...send?.headers,
       "user-agent": `agent-registry/${SERVICE_VERSION}`,
       accept,
       "accept-encoding": "identity",
-      ...(send ? { "content-length": String(Buffer.byteLength(send.body)) } : {}),
+      ...(body !== undefined ? { "content-length": String(Buffer.byteLength(body)) } : {}),
     };
-    const method = send ? "POST" : "GET";
+    const method = send?.method ?? "GET";
     let req: http.ClientRequest;
     if (target.test) {
       req = http.request({
@@ -269,12 +305,15 @@ export function createOutbound(config: OutboundConfig): Outbound {
         agent: false,
       });
     }
-    return new Promise<Hop>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       const fail = (error: OutboundError) => {
         clearTimeout(timer);
+        signal?.removeEventListener("abort", aborted);
         reject(error);
         req.destroy();
       };
+      const aborted = () => fail(new OutboundError("CANCELLED", `the request to ${target.hostname} was cancelled`));
+      signal?.addEventListener("abort", aborted, { once: true });
       const timer = setTimeout(
         () => fail(new OutboundError("TIMEOUT", `${target.hostname} did not answer in time`)),
         Math.max(0, deadline - Date.now()),
@@ -283,41 +322,88 @@ export function createOutbound(config: OutboundConfig): Outbound {
         fail(new OutboundError("NETWORK", `could not reach ${target.hostname} (${error.code ?? error.message})`)),
       );
       req.on("response", (res) => {
-        const status = res.statusCode ?? 0;
-        const location = res.headers.location;
-        if (!send && REDIRECT_STATUSES.has(status) && location) {
-          clearTimeout(timer);
-          res.destroy();
-          resolve({ redirect: location });
-          return;
-        }
-        const tooLarge = () =>
-          fail(
-            new OutboundError(
-              "TOO_LARGE",
-              `the answer of ${target.hostname} is larger than ${config.maxBodyBytes} bytes`,
-            ),
-          );
-        const declared = Number(res.headers["content-length"]);
-        if (declared > config.maxBodyBytes) return tooLarge();
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on("data", (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > config.maxBodyBytes) tooLarge();
-          else chunks.push(chunk);
-        });
-        res.on("end", () => {
-          clearTimeout(timer);
-          const answer = new Headers();
-          for (let i = 0; i + 1 < res.rawHeaders.length; i += 2)
-            answer.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
-          resolve({ status, headers: answer, body: Buffer.concat(chunks).toString("utf8"), url: target.url.href });
-        });
-        res.on("error", () => fail(new OutboundError("NETWORK", `the answer of ${target.hostname} was cut off`)));
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", aborted);
+        resolve(res);
       });
-      req.end(send?.body);
+      req.end(body);
     });
+  }
+
+  const tooLarge = (target: Target) =>
+    new OutboundError("TOO_LARGE", `the answer of ${target.hostname} is larger than ${config.maxBodyBytes} bytes`);
+
+  /** The response's headers as a Headers object. */
+  function headersOf(res: http.IncomingMessage): Headers {
+    const answer = new Headers();
+    for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) answer.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+    return answer;
+  }
+
+  /** One request, its answer read whole within the deadline and the cap. */
+  async function request(
+    target: Target,
+    checked: string[],
+    accept: string,
+    deadline: number,
+    send?: Sending,
+  ): Promise<Hop> {
+    const res = await connect(target, checked, accept, deadline, send);
+    const status = res.statusCode ?? 0;
+    const location = res.headers.location;
+    if (!send && REDIRECT_STATUSES.has(status) && location) {
+      res.destroy();
+      return { redirect: location };
+    }
+    return new Promise<Hop>((resolve, reject) => {
+      const fail = (error: OutboundError) => {
+        clearTimeout(timer);
+        reject(error);
+        res.destroy();
+      };
+      const timer = setTimeout(
+        () => fail(new OutboundError("TIMEOUT", `${target.hostname} did not answer in time`)),
+        Math.max(0, deadline - Date.now()),
+      );
+      if (Number(res.headers["content-length"]) > config.maxBodyBytes) return fail(tooLarge(target));
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on("data", (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > config.maxBodyBytes) fail(tooLarge(target));
+        else chunks.push(chunk);
+      });
+      res.on("end", () => {
+        clearTimeout(timer);
+        resolve({
+          status,
+          headers: headersOf(res),
+          body: Buffer.concat(chunks).toString("utf8"),
+          url: target.url.href,
+        });
+      });
+      res.on("error", () => fail(new OutboundError("NETWORK", `the answer of ${target.hostname} was cut off`)));
+    });
+  }
+
+  /** The next hop of a redirect from `target`, or the refusal of it. */
+  function redirectTarget(first: Target, target: Target, location: string, redirects: number): Target {
+    if (redirects === MAX_REDIRECTS) {
+      throw new OutboundError("REDIRECT", `more than ${MAX_REDIRECTS} redirects from ${first.hostname}`);
+    }
+    let next: Target;
+    try {
+      next = parse(location, target.url);
+    } catch (error) {
+      throw new OutboundError(
+        "REDIRECT",
+        `a redirect from ${target.hostname} was refused: ${(error as Error).message}`,
+      );
+    }
+    if (!sameDomain(first.hostname, next.hostname)) {
+      throw new OutboundError("REDIRECT", `${first.hostname} redirected to another domain (${next.hostname})`);
+    }
+    return next;
   }
 
   async function get(url: string, options?: { accept?: string }): Promise<OutboundResponse> {
@@ -331,22 +417,7 @@ export function createOutbound(config: OutboundConfig): Outbound {
         const checked = target.test ? [] : await addresses(target.hostname, deadline);
         const hop = await request(target, checked, options?.accept ?? "*/*", deadline);
         if (!("redirect" in hop)) return hop;
-        if (redirects === MAX_REDIRECTS) {
-          throw new OutboundError("REDIRECT", `more than ${MAX_REDIRECTS} redirects from ${first.hostname}`);
-        }
-        let next: Target;
-        try {
-          next = parse(hop.redirect, target.url);
-        } catch (error) {
-          throw new OutboundError(
-            "REDIRECT",
-            `a redirect from ${target.hostname} was refused: ${(error as Error).message}`,
-          );
-        }
-        if (!sameDomain(first.hostname, next.hostname)) {
-          throw new OutboundError("REDIRECT", `${first.hostname} redirected to another domain (${next.hostname})`);
-        }
-        target = next;
+        target = redirectTarget(first, target, hop.redirect, redirects);
       }
     } finally {
       release();
@@ -359,7 +430,7 @@ export function createOutbound(config: OutboundConfig): Outbound {
     try {
       const deadline = Date.now() + config.timeoutMs;
       const checked = target.test ? [] : await addresses(target.hostname, deadline);
-      return (await request(target, checked, "*/*", deadline, { body, headers })) as OutboundResponse;
+      return (await request(target, checked, "*/*", deadline, { method: "POST", body, headers })) as OutboundResponse;
     } finally {
       release();
     }
@@ -390,5 +461,118 @@ export function createOutbound(config: OutboundConfig): Outbound {
     }
   }
 
-  return { get, post, resolveTxt };
+  function fetcher(onFailure?: (error: OutboundError) => void): FetchLike {
+    const told = (error: unknown) => {
+      if (error instanceof OutboundError) onFailure?.(error);
+      return error;
+    };
+    return async (url, init = {}) => {
+      const first = parse(String(url));
+      const method = (init.method ?? "GET").toUpperCase();
+      const headers: Record<string, string> = {};
+      new Headers(init.headers).forEach((value, name) => {
+        headers[name] = value;
+      });
+      const accept = headers.accept ?? "*/*";
+      delete headers.accept;
+      const body = typeof init.body === "string" || init.body instanceof Uint8Array ? init.body : undefined;
+      if (init.body != null && body === undefined) throw new OutboundError("BAD_URL", "the body must be text or bytes");
+      const release = await acquire();
+      let released = false;
+      const done = () => {
+        if (!released) {
+          released = true;
+          release();
+        }
+      };
+      try {
+        const deadline = Date.now() + config.timeoutMs;
+        let target = first;
+        for (let redirects = 0; ; redirects++) {
+          const checked = target.test ? [] : await addresses(target.hostname, deadline);
+          const res = await connect(target, checked, accept, deadline, { method, body, headers }, init.signal);
+          const location = res.headers.location;
+          if (method === "GET" && REDIRECT_STATUSES.has(res.statusCode ?? 0) && location) {
+            res.destroy();
+            target = redirectTarget(first, target, location, redirects);
+            continue;
+          }
+          return streamed(target, res, deadline, init.signal, done, told);
+        }
+      } catch (error) {
+        done();
+        throw told(error);
+      }
+    };
+  }
+
+  /**
+   * The response as a WHATWG one whose body is read from `res` as the reader asks: cut with
+   * TOO_LARGE past the cap and with TIMEOUT at the deadline, the slot given back when it ends.
+   */
+  function streamed(
+    target: Target,
+    res: http.IncomingMessage,
+    deadline: number,
+    signal: AbortSignal | null | undefined,
+    done: () => void,
+    told: (error: unknown) => unknown,
+  ): Response {
+    const status = res.statusCode ?? 0;
+    let size = 0;
+    let timer: NodeJS.Timeout | undefined;
+    // Once cancelled, cut or ended, what `res` still emits has nowhere to go.
+    let over = false;
+    const finish = () => {
+      over = true;
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", aborted);
+      res.destroy();
+      done();
+    };
+    let controller: ReadableStreamDefaultController<Uint8Array>;
+    const fail = (error: OutboundError) => {
+      if (over) return;
+      finish();
+      told(error);
+      controller.error(error);
+    };
+    const aborted = () => fail(new OutboundError("CANCELLED", `the request to ${target.hostname} was cancelled`));
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        controller = c;
+        timer = setTimeout(
+          () => fail(new OutboundError("TIMEOUT", `${target.hostname} did not answer in time`)),
+          Math.max(0, deadline - Date.now()),
+        );
+        signal?.addEventListener("abort", aborted, { once: true });
+        if (Number(res.headers["content-length"]) > config.maxBodyBytes) return fail(tooLarge(target));
+        res.on("data", (chunk: Buffer) => {
+          if (over) return;
+          size += chunk.length;
+          if (size > config.maxBodyBytes) return fail(tooLarge(target));
+          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          if ((controller.desiredSize ?? 1) <= 0) res.pause();
+        });
+        res.on("end", () => {
+          if (over) return;
+          finish();
+          controller.close();
+        });
+        res.on("error", () => fail(new OutboundError("NETWORK", `the answer of ${target.hostname} was cut off`)));
+      },
+      pull() {
+        res.resume();
+      },
+      cancel() {
+        finish();
+      },
+    });
+    // A body-less status may not carry a body in a WHATWG Response.
+    const empty = status === 204 || status === 205 || status === 304;
+    if (empty) finish();
+    return new Response(empty ? null : body, { status, headers: headersOf(res) });
+  }
+
+  return { get, post, resolveTxt, fetcher };
 }
