@@ -40,6 +40,7 @@ export const POSTGRES_ONLY = [
   "<rootDir>/tests/webhooks/webhooks.replicas.test.ts",
   "<rootDir>/tests/cache/replicas.cache.test.ts",
   "<rootDir>/tests/db/postgres.test.ts",
+  "<rootDir>/tests/health/health.replicas.test.ts",
 ];
 
 const onPostgres = /^postgres(ql)?:/.test(process.env.TEST_DATABASE_URL ?? "");

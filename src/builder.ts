@@ -13,6 +13,7 @@ import type { Db } from "./db/client.ts";
 import { badInput, forbidden, notFound, unauthenticated } from "./errors.ts";
 import type PrismaTypes from "./generated/pothos-prisma-types.ts";
 import { getDatamodel } from "./generated/pothos-prisma-types.ts";
+import type { CheckMetrics } from "./health/health.worker.ts";
 import type { Outbound } from "./outbound/outbound.ts";
 
 /**
@@ -32,6 +33,8 @@ export interface Context {
   config: Config;
   /** The one door for requests to addresses callers gave (src/outbound/). */
   outbound: Outbound;
+  /** What a check now needs (src/health/): the prober's door and where checks are counted. */
+  health: { outbound: Outbound; metrics?: CheckMetrics | undefined };
   /** What a resolver wants on the HTTP response (ETag, Cache-Control, a 503); applied by edge.plugin.ts. */
   response: ResponseBag;
 }

@@ -89,10 +89,14 @@ export interface Config {
   trust: TrustConfig;
   /** Webhook deliveries (src/webhooks/): see `WebhooksConfig`. */
   webhooks: WebhooksConfig;
+  /** Probing the agents' endpoints (src/health/): see `HealthConfig`. */
+  health: HealthConfig;
   /** OAuth access tokens from listed issuers (src/auth/access.token.ts): see `AccessTokenConfig`. */
   accessTokens: AccessTokenConfig;
   /** People signing in at OIDC_ISSUER (src/signin/): see `SignInConfig`; undefined without OIDC_CLIENT_ID. */
   signIn: SignInConfig | undefined;
+  /** Prometheus metrics at GET /metrics (src/metrics/): see `MetricsConfig`. */
+  metrics: MetricsConfig;
 }
 
 /** The change log (src/events) and its readers. */
@@ -140,7 +144,8 @@ export interface OutboundConfig {
   concurrency: number;
   /**
    * OUTBOUND_TEST_HOSTS (tests only, refused in production): `name=127.0.0.1:port,…` sends requests
-   * for those names over plain `http:` to those loopback ports.
+   * for those names over plain `http:` to those loopback ports; `*.fake.test=…` does for every name
+   * one label under fake.test.
    */
   testHosts: ReadonlyMap<string, { host: string; port: number }>;
   /**
@@ -355,6 +360,70 @@ function webhooksConfig(env: NodeJS.ProcessEnv, outbound: OutboundConfig): Webho
 }
 
 /**
+ * The prober (src/health): every agent's endpoint checked on a schedule, each check claimed by one
+ * replica under a lease, through a door of its own (the outbound module's rules, its own cap on
+ * requests at once, so probes never queue ahead of webhooks).
+ */
+export interface HealthConfig {
+  /** HEALTH (`on`/`off`, default on): off, nothing is probed and no replica runs the prober. */
+  enabled: boolean;
+  /** HEALTH_INTERVAL_SECONDS: how often each agent is checked (300), with up to 10% of jitter. */
+  intervalSeconds: number;
+  /** HEALTH_CONFIRMATIONS: results in a row that must agree before the state changes (2). */
+  confirmations: number;
+  /** HEALTH_CONCURRENCY: checks under way at once in this process (16). */
+  concurrency: number;
+  /** HEALTH_PER_HOST: checks of one host under way at once (2). */
+  perHost: number;
+  /** HEALTH_MAX_BACKOFF_SECONDS: the longest wait between checks of an agent that stays DOWN (3600). */
+  maxBackoffSeconds: number;
+  /** HEALTH_TIMEOUT_MS: the deadline of one whole check, every request of it included (10000). */
+  timeoutMs: number;
+  /** HEALTH_LEASE_MS: how long a claimed check is this replica's; longer than the check's deadline. */
+  leaseMs: number;
+  /** HEALTH_POLL_MS: how often a replica looks for due checks (1000). */
+  pollMs: number;
+  /** HEALTH_CHECK_NOW_SECONDS: how often the owner or a reviewer may ask for a check now (60). */
+  checkNowSeconds: number;
+  /** HEALTH_RESULT_HOURS: how long each check's own result is kept (48); hourly counts are kept 30 days. */
+  resultHours: number;
+  /** DRIFT_REVIEW (`on`/`off`, default off): an approved agent whose live tools or skills changed gets an UPDATE review. */
+  driftReview: boolean;
+  /** The prober's door: the outbound rules with HEALTH_MAX_BODY_BYTES (1 MiB) and a cap of its own. */
+  outbound: OutboundConfig;
+}
+
+function healthConfig(env: NodeJS.ProcessEnv, outbound: OutboundConfig): HealthConfig {
+  const timeoutMs = positive("HEALTH_TIMEOUT_MS", env.HEALTH_TIMEOUT_MS, 10_000);
+  const leaseMs = positive("HEALTH_LEASE_MS", env.HEALTH_LEASE_MS, 60_000);
+  // A lease that ran out while its check was under way would let a second replica run it too.
+  if (leaseMs <= timeoutMs)
+    throw new Error(`HEALTH_LEASE_MS (${leaseMs}) must be longer than HEALTH_TIMEOUT_MS (${timeoutMs})`);
+  const concurrency = positive("HEALTH_CONCURRENCY", env.HEALTH_CONCURRENCY, 16);
+  return {
+    enabled: onOff("HEALTH", env.HEALTH, true),
+    intervalSeconds: positive("HEALTH_INTERVAL_SECONDS", env.HEALTH_INTERVAL_SECONDS, 300),
+    confirmations: positive("HEALTH_CONFIRMATIONS", env.HEALTH_CONFIRMATIONS, 2),
+    concurrency,
+    perHost: positive("HEALTH_PER_HOST", env.HEALTH_PER_HOST, 2),
+    maxBackoffSeconds: positive("HEALTH_MAX_BACKOFF_SECONDS", env.HEALTH_MAX_BACKOFF_SECONDS, 3600),
+    timeoutMs,
+    leaseMs,
+    pollMs: positive("HEALTH_POLL_MS", env.HEALTH_POLL_MS, 1000),
+    checkNowSeconds: int("HEALTH_CHECK_NOW_SECONDS", env.HEALTH_CHECK_NOW_SECONDS, 60),
+    resultHours: positive("HEALTH_RESULT_HOURS", env.HEALTH_RESULT_HOURS, 48),
+    driftReview: onOff("DRIFT_REVIEW", env.DRIFT_REVIEW, false),
+    // A check may hold two requests at once (an MCP stream beside a message), so twice the checks.
+    outbound: {
+      ...outbound,
+      timeoutMs: Math.min(outbound.timeoutMs, timeoutMs),
+      maxBodyBytes: positive("HEALTH_MAX_BODY_BYTES", env.HEALTH_MAX_BODY_BYTES, 1024 * 1024),
+      concurrency: 2 * concurrency,
+    },
+  };
+}
+
+/**
  * The OAuth 2.1 resource server (src/auth/access.token.ts): access tokens are JWTs from the issuers
  * listed here, each with the audience its tokens must carry. Nothing set: no access token is accepted.
  */
@@ -498,6 +567,29 @@ function signInConfig(env: NodeJS.ProcessEnv, publicUrl: string | undefined): Si
   };
 }
 
+/** Prometheus metrics at GET /metrics (src/metrics/): what is counted, and who may scrape it. */
+export interface MetricsConfig {
+  /**
+   * METRICS (`on`/`off`): count requests, checks and the rest, and answer /metrics. On by default,
+   * except under READ_ACCESS=authenticated without METRICS_TOKEN: a private registry's numbers are
+   * not public, and the token is the only credential /metrics takes.
+   */
+  enabled: boolean;
+  /** METRICS_TOKEN: when set, /metrics needs `Authorization: Bearer <token>` (at least 16 characters). */
+  token: string | undefined;
+}
+
+function metricsConfig(env: NodeJS.ProcessEnv, readAccess: Config["readAccess"]): MetricsConfig {
+  const token = env.METRICS_TOKEN?.trim() || undefined;
+  if (token !== undefined && token.length < 16) throw new Error("METRICS_TOKEN must be at least 16 characters");
+  const guarded = readAccess === "public" || token !== undefined;
+  const enabled = onOff("METRICS", env.METRICS, guarded);
+  if (enabled && !guarded) {
+    throw new Error("METRICS=on under READ_ACCESS=authenticated needs METRICS_TOKEN (or METRICS=off)");
+  }
+  return { enabled, token };
+}
+
 function drainConfig(env: NodeJS.ProcessEnv): DrainConfig {
   const delayMs = int("DRAIN_DELAY_MS", env.DRAIN_DELAY_MS, 0);
   const timeoutMs = int("DRAIN_TIMEOUT_MS", env.DRAIN_TIMEOUT_MS, 10_000);
@@ -564,8 +656,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     outbound,
     trust: trustConfig(env, databaseUrl),
     webhooks: webhooksConfig(env, outbound),
+    health: healthConfig(env, outbound),
     accessTokens: accessTokenConfig(env, env.PUBLIC_URL || undefined),
     signIn: signInConfig(env, env.PUBLIC_URL || undefined),
+    metrics: metricsConfig(env, readAccess),
     maxBodyBytes: positive("MAX_BODY_BYTES", env.MAX_BODY_BYTES, 64 * 1024),
     graphqlLimits: {
       maxDepth: int("GRAPHQL_MAX_DEPTH", env.GRAPHQL_MAX_DEPTH, 8),

@@ -16,6 +16,7 @@ import { loadConfig } from "./config.ts";
 import { openDb } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { startRetention } from "./events/event.retention.ts";
+import { startProber } from "./health/health.worker.ts";
 import { writeLogLine } from "./http/request.log.ts";
 import { attachWebSocket } from "./http/websocket.ts";
 import { startRechecks } from "./trust/domain.recheck.ts";
@@ -74,6 +75,20 @@ const webhooks =
     ? startWebhooks({ db, outbound: app.outbound, config: config.webhooks, log, tail: app.feed.follow() })
     : undefined;
 
+// Every agent's endpoint probed on a schedule; each check one replica's, under a lease (src/health/).
+const prober = config.health.enabled
+  ? startProber({
+      db,
+      outbound: app.health.outbound,
+      config: config.health,
+      base: config.publicUrl ?? `http://localhost:${config.port}`,
+      announce: app.announce,
+      log,
+      metrics: app.metrics,
+      tail: app.feed.follow(),
+    })
+  : undefined;
+
 server.listen(config.port, config.host, () => {
   // The bound port, which differs from the configured one when that is 0 (any free port).
   const { port } = server.address() as AddressInfo;
@@ -98,6 +113,7 @@ async function exit(code: 0 | 1): Promise<void> {
     await rechecks?.stop();
     await retention.stop();
     await webhooks?.stop();
+    await prober?.stop();
     await app.dispose();
     await db.$disconnect();
   } finally {

@@ -16,5 +16,6 @@ import "./interop/mcp.registry.schema.ts";
 import "./trust/domain.schema.ts";
 import "./trust/card.schema.ts";
 import "./webhooks/webhook.schema.ts";
+import "./health/health.schema.ts";
 
 export const schema = builder.toSchema({ sortSchema: false });

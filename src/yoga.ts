@@ -14,6 +14,7 @@ import { useFeedFanOut } from "./feed/feed.fanout.ts";
 import type { FeedNote } from "./feed/feed.outbox.ts";
 import { createFeed, useFeed } from "./feed/feed.pubsub.ts";
 import { useFeedSse } from "./feed/feed.sse.ts";
+import { countByState } from "./health/health.store.ts";
 import { createResponseCache } from "./http/cache/cache.plugin.ts";
 import { withNodeCache } from "./http/cache/node.front.ts";
 import { useCors } from "./http/cors.ts";
@@ -29,6 +30,8 @@ import { useIdempotency } from "./idempotency/idempotency.plugin.ts";
 import { useGraphqlLimits } from "./limits/graphql.limits.ts";
 import { credentialGuard, useLimits } from "./limits/limits.plugin.ts";
 import { createLimits, type Limits } from "./limits/rate.limits.ts";
+import { useMetricsRoute } from "./metrics/metrics.route.ts";
+import { createMetrics } from "./metrics/metrics.ts";
 import { createOutbound } from "./outbound/outbound.ts";
 import { schema } from "./schema.ts";
 import { useSignInRoutes } from "./signin/signin.routes.ts";
@@ -77,8 +80,15 @@ export function createApp(
     log,
     state,
   });
-  // One door per app, so its concurrency cap holds across requests.
+  // One door per app, so its concurrency cap holds across requests; the prober has its own, so
+  // probes never queue ahead of webhooks, sign-ins or domain checks.
   const outbound = createOutbound(config.outbound);
+  // Prometheus metrics (src/metrics/): a registry of this app's own; off, nothing is counted.
+  const metrics = createMetrics({ enabled: config.metrics.enabled, db, log });
+  metrics.gauge("registry_agents_by_health_state", "Agents per confirmed health state", ["state"], async () =>
+    [...(await countByState(db))].map(([state, value]) => ({ labels: { state }, value })),
+  );
+  const health: Context["health"] = { outbound: createOutbound(config.health.outbound), metrics };
   // Who is asking: read by the viewer, and by the sign-in routes (people's sessions, src/signin/).
   const callers = credentials(config, db, outbound);
   const guard = credentialGuard(limits, config.trustProxy);
@@ -113,6 +123,7 @@ export function createApp(
         db,
         config,
         outbound,
+        health,
         response: (initial.response as ResponseBag | undefined) ?? { headers: new Map() },
       }) as unknown as Context,
     plugins: [
@@ -121,10 +132,12 @@ export function createApp(
         maxBodyBytes: config.maxBodyBytes,
         cacheMaxAge: config.httpCacheMaxAge,
         publicUrl: config.publicUrl,
+        metrics,
       }),
       ...useCors(config.corsOrigins),
       cache.plugin,
       useTransportRoutes({ db, state, config }),
+      useMetricsRoute(metrics, config.metrics.token, guard),
       // /auth/*: people sign in where OIDC_ISSUER and OIDC_CLIENT_ID are set; else only
       // /auth/session answers, saying that they cannot.
       useSignInRoutes({
@@ -150,7 +163,7 @@ export function createApp(
       // Sets the execute function that the feed then wraps (with its outbox): before it.
       useCompiledExecution(),
       useFeed(feed),
-      useFeedSse(),
+      useFeedSse({ onOpen: () => metrics.streamOpened("sse") }),
       useFeedFanOut(),
       ...useRest(),
       // Last of the plugins that answer from onRequest: the common /graphql request.
@@ -162,23 +175,30 @@ export function createApp(
   // before Yoga builds a fetch Request — with the same request id and log line as any answer.
   const app = withNodeCache(yoga, cache, {
     requestId: requestIdFor,
-    logLine: ({ requestId, method, path, operation, status, ms }) =>
+    logLine: ({ requestId, method, path, operation, status, ms }) => {
+      const route = routeOf(path);
+      metrics.observeRequest(route, method, status, ms / 1000);
       log({
         time: new Date().toISOString(),
         level: "info",
         requestId,
         method,
-        route: routeOf(path),
+        route,
         operation,
         status,
         ms: Math.round(ms * 10) / 10,
-      }),
+      });
+    },
   });
   return Object.assign(app, {
+    /** The app's metrics: the workers main.ts starts report through it (`observeCheck`, `gauge`). */
+    metrics,
     /** The app's outbound door, for work outside requests (the domain re-checks, main.ts). */
     outbound,
     /** The app's change feed: its tail of the log is what the webhooks follow (main.ts). */
     feed,
+    /** The prober's door, for the prober main.ts starts. */
+    health,
     /** Publishes writes made outside a request (the domain re-checks): the cache forgets, the feed announces. */
     async announce(notes: FeedNote[]): Promise<void> {
       await cache.invalidate();

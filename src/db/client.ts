@@ -68,6 +68,21 @@ export interface RawTransactions {
   transaction<T>(work: (rows: ObjectRows) => Promise<T>): Promise<T>;
 }
 
+/** How busy a database's connections are now: what the metrics report (src/metrics/). */
+export interface PoolUsage {
+  /** Connections running a statement or holding a transaction. */
+  inUse: number;
+  /** Connections open and free. */
+  idle: number;
+  /** Callers waiting for a connection. */
+  waiting: number;
+}
+
+/** What this service's own connection layers tell of their connections (db/sqlite.ts, db/postgres.ts). */
+export interface Pooled {
+  usage(): PoolUsage;
+}
+
 /** How a raw read is run. */
 export interface ReadOptions {
   /**
@@ -81,7 +96,8 @@ export interface ReadOptions {
 type RawQueryable = Pick<SqlQueryable, "queryRaw"> &
   Partial<Pick<SqlDriverAdapter, "startTransaction">> &
   Partial<ObjectRows> &
-  Partial<RawTransactions>;
+  Partial<RawTransactions> &
+  Partial<Pooled>;
 
 /** The connections that `queryRows` may read through directly, by the client that opened them. */
 const directReads = new WeakMap<object, () => Partial<RawQueryable> | undefined>();
@@ -115,7 +131,7 @@ export function readingDirectly<F extends SqlDriverAdapterFactory>(
  */
 export function withPools(
   client: object,
-  reads: ObjectRows & Partial<RawTransactions>,
+  reads: ObjectRows & Partial<RawTransactions> & Partial<Pooled>,
   close: () => Promise<void>,
 ): void {
   directReads.set(client, () => reads);
@@ -140,6 +156,14 @@ export type Queryable = Db | Prisma.TransactionClient | RawTx;
 /** The dialect of whatever a statement runs on (the client's, read through its transactions). */
 export function dialectIn(db: Queryable): Dialect {
   return (db as { dialect: Dialect }).dialect;
+}
+
+/**
+ * How busy the database's connections are: PostgreSQL's two pools together; SQLite's one connection,
+ * in use while a turn is held (db/sqlite.ts). Undefined for a client opened otherwise (a test's).
+ */
+export function poolUsage(db: Db): PoolUsage | undefined {
+  return directReads.get(db)?.()?.usage?.();
 }
 
 /** One statement that needs nothing: whether the database answers. */

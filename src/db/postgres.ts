@@ -30,7 +30,7 @@
  */
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
-import type { ObjectRows, RawTransactions } from "./client.ts";
+import type { ObjectRows, Pooled, RawTransactions } from "./client.ts";
 
 /** How many distinct statement texts get a name (per pool). */
 const MAX_NAMED = 1000;
@@ -76,7 +76,7 @@ export interface Postgres {
    * Rows of one statement outside a transaction: from `reads`, or from `pool` when its plan depends
    * on the values; and raw transactions on a connection of `pool`.
    */
-  reads: ObjectRows & RawTransactions;
+  reads: ObjectRows & RawTransactions & Pooled;
 }
 
 /** A pool whose connections choose plans one way (see above), set when each connects. */
@@ -109,6 +109,15 @@ export function openPostgres(databaseUrl: string, poolSize: number): Postgres {
     },
     reads: {
       queryObjects: ({ sql, args }, options) => run(options?.planEach ? pool : reads, sql, args),
+      usage: () => {
+        const usage = { inUse: 0, idle: 0, waiting: 0 };
+        for (const p of [pool, reads]) {
+          usage.inUse += p.totalCount - p.idleCount;
+          usage.idle += p.idleCount;
+          usage.waiting += p.waitingCount;
+        }
+        return usage;
+      },
       transaction: async (work) => {
         const connection = await pool.connect();
         let broken: Error | undefined;

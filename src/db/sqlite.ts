@@ -27,7 +27,7 @@ import type { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import type { SqlQuery } from "@prisma/driver-adapter-utils";
 import type Database from "better-sqlite3";
 import type { Checkpointer } from "./checkpoint.ts";
-import type { ObjectRows } from "./client.ts";
+import type { ObjectRows, Pooled } from "./client.ts";
 
 type Factory = PrismaBetterSqlite3;
 type Inner = Awaited<ReturnType<Factory["connect"]>>;
@@ -37,7 +37,8 @@ type Transaction = InnerTransaction & ObjectRows;
 type InnerTransaction = Awaited<ReturnType<Inner["startTransaction"]>>;
 /** A connection of this module: the adapter's, rows as objects, and transactions that read them too. */
 type Adapter = Omit<Inner, "startTransaction"> &
-  ObjectRows & { startTransaction(isolationLevel?: Parameters<Inner["startTransaction"]>[0]): Promise<Transaction> };
+  ObjectRows &
+  Pooled & { startTransaction(isolationLevel?: Parameters<Inner["startTransaction"]>[0]): Promise<Transaction> };
 
 /** A raw result's rows as objects by column name. */
 export function rowObjects({ columnNames, rows }: { columnNames: string[]; rows: unknown[][] }) {
@@ -99,17 +100,33 @@ export function rawQuery(query: Pick<SqlQuery, "sql" | "args">): SqlQuery {
   };
 }
 
-/** A first-come-first-served lock: `turn()` waits for every earlier holder and answers the release. */
-function fifoLock(): () => Promise<() => void> {
+/**
+ * A first-come-first-served lock: `turn()` waits for every earlier holder and answers the release
+ * (which counts once, however often it is called); `pending` is how many turns are held or waiting.
+ */
+function fifoLock(): { turn: () => Promise<() => void>; readonly pending: number } {
   let tail: Promise<void> = Promise.resolve();
-  return () => {
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const before = tail;
-    tail = before.then(() => released);
-    return before.then(() => release);
+  let pending = 0;
+  return {
+    turn() {
+      pending++;
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => {
+        let done = false;
+        release = () => {
+          if (done) return;
+          done = true;
+          pending--;
+          resolve();
+        };
+      });
+      const before = tail;
+      tail = before.then(() => released);
+      return before.then(() => release);
+    },
+    get pending() {
+      return pending;
+    },
   };
 }
 
@@ -179,7 +196,8 @@ export function walSync(databasePath: string): Sync {
 const READ = /^\s*SELECT\b/i;
 
 function isolated(inner: Inner, sync: Sync | undefined, checkpoints: Checkpointer | undefined): Adapter {
-  const turn = fifoLock();
+  const lock = fifoLock();
+  const turn = lock.turn;
   const alone = async <T>(run: () => Promise<T>, write: boolean): Promise<T> => {
     const release = await turn();
     try {
@@ -209,6 +227,12 @@ function isolated(inner: Inner, sync: Sync | undefined, checkpoints: Checkpointe
     },
     executeRaw: (query) => alone(() => inner.executeRaw(query), true).then(durable),
     executeScript: (script) => alone(() => inner.executeScript(script), true).then(durable),
+    // The one connection is in use while a turn is held; the turns queued behind it wait.
+    usage: () => ({
+      inUse: lock.pending > 0 ? 1 : 0,
+      idle: lock.pending > 0 ? 0 : 1,
+      waiting: Math.max(0, lock.pending - 1),
+    }),
     dispose: async () => {
       await checkpoints?.stop();
       await inner.dispose();

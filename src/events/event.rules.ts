@@ -7,21 +7,26 @@ import canonicalize from "canonicalize";
 import { createPatch } from "rfc6902";
 import { OWNER_FIELDS } from "../providers/provider.rules.ts";
 
-/** Changes of a provider: public when the provider is (or was) in the public directory. */
+/**
+ * Changes of a provider: public when the provider is (or was) in the public directory. Its health
+ * changing is one (the profile shows health to anyone), though it changes nothing versioned: its
+ * event carries an empty patch.
+ */
 export const PROVIDER_EVENT_KINDS = [
   "PROVIDER_CREATED",
   "PROVIDER_UPDATED",
   "LIFECYCLE_CHANGED",
   "STAGE_CHANGED",
   "PUBLISHER_CHANGED",
+  "HEALTH_CHANGED",
 ] as const;
 
 /** What admins do to the registry as a whole (an API key made or revoked): admins read these only. */
 export const ADMIN_EVENT_KINDS = ["API_KEY_CREATED", "API_KEY_REVOKED"] as const;
 
 /**
- * Every kind: provider changes, review changes (owner and reviewers only), a webhook disabled, and
- * admins' actions.
+ * Every kind: provider changes, review changes and drift of the live agent (owner and reviewers
+ * only), a webhook disabled, and admins' actions.
  */
 export const EVENT_KINDS = [
   ...PROVIDER_EVENT_KINDS,
@@ -32,6 +37,7 @@ export const EVENT_KINDS = [
   "REVIEW_COMMENTED",
   "REVIEW_PRIORITY_CHANGED",
   "WEBHOOK_DISABLED",
+  "DRIFT_DETECTED",
   ...ADMIN_EVENT_KINDS,
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];

@@ -56,7 +56,8 @@ function message(result: ExecutionResult, seq: number | undefined): Uint8Array {
   return bytes;
 }
 
-export function useFeedSse(): Plugin {
+/** `onOpen` is called as each stream opens; what it answers, once as the stream closes (the metrics count them). */
+export function useFeedSse(options: { onOpen?: () => () => void } = {}): Plugin {
   return {
     onResultProcess({ request, result, resultProcessor, setResultProcessor }) {
       const seqs = seqsOf.get(request);
@@ -65,6 +66,7 @@ export function useFeedSse(): Plugin {
         const iterator = (input as AsyncIterable<ExecutionResult>)[Symbol.asyncIterator]();
         let ping: NodeJS.Timeout | undefined;
         let reading = false;
+        const closed = options.onOpen?.();
         // A Node stream, which the server pipes straight into the socket (a web stream would add a
         // layer of promises to every message).
         const body = new Readable({
@@ -84,8 +86,10 @@ export function useFeedSse(): Plugin {
               (error: unknown) => body.destroy(error as Error),
             );
           },
+          // Called once however the stream ends: its end read (autoDestroy), the client gone, an error.
           destroy(error, done) {
             clearInterval(ping);
+            closed?.();
             Promise.resolve(iterator.return?.()).then(
               () => done(error),
               () => done(error),

@@ -15,6 +15,7 @@ import type { Plugin } from "graphql-yoga";
 import { PROTECTED_RESOURCE_PATH } from "../auth/protected.resource.ts";
 import type { ResponseBag } from "../builder.ts";
 import { apiError } from "../errors.ts";
+import type { Metrics } from "../metrics/metrics.ts";
 import { answerRead } from "./conditional.ts";
 import { looksLikeCredential, operationOf, routeOf } from "./request.log.ts";
 import { graphqlErrorResponse, problemResponse } from "./rest/problem.ts";
@@ -147,25 +148,31 @@ export function useHttpEdge(options: {
   cacheMaxAge: number;
   /** PUBLIC_URL: where the protected resource metadata a challenge names is (else the request's origin). */
   publicUrl?: string | undefined;
+  /** Where each answer is counted too, as its log line is written (src/metrics/). */
+  metrics?: Pick<Metrics, "observeRequest">;
 }): Plugin {
   const max = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const tooLarge = (url: URL) =>
     errorResponse(url, apiError("PAYLOAD_TOO_LARGE", `The body is larger than ${max} bytes`), {
       Connection: "close",
     });
-  const logAnswer = (edge: EdgeContext, request: Request, answer: Response) =>
+  const logAnswer = (edge: EdgeContext, request: Request, answer: Response) => {
+    // The pattern, never the path: paths carry ids, and a careless client's token. The REST
+    // guard names the route it matched; anything else is matched here.
+    const route = edge.logFields?.route ?? routeOf(edge.path ?? new URL(request.url).pathname);
+    const ms = edge.startedAt === undefined ? Number.NaN : performance.now() - edge.startedAt;
+    options.metrics?.observeRequest(route, request.method, answer.status, ms / 1000);
     options.log({
       time: new Date().toISOString(),
       level: answer.status >= 500 ? "error" : "info",
       requestId: edge.requestId,
       method: request.method,
-      // The pattern, never the path: paths carry ids, and a careless client's token. The REST
-      // guard names the route it matched; anything else is matched here.
-      route: edge.logFields?.route ?? routeOf(edge.path ?? new URL(request.url).pathname),
+      route,
       operation: edge.logFields?.operation,
       status: answer.status,
-      ms: edge.startedAt === undefined ? undefined : Math.round((performance.now() - edge.startedAt) * 10) / 10,
+      ms: Number.isNaN(ms) ? undefined : Math.round(ms * 10) / 10,
     });
+  };
   // A PATCH refused for its type says which patch formats it takes (Accept-Patch, RFC 5789).
   const unsupportedType = (method: string, url: URL) =>
     method === "PATCH"

@@ -40,6 +40,7 @@ const FIXED = new Set([
   "/graphql",
   "/health",
   "/ready",
+  "/metrics",
   "/openapi.json",
   "/openapi.yaml",
   "/",
@@ -52,6 +53,16 @@ const PAGES = ["/providers/:providerCode", "/assets/:asset"];
 
 /** Each REST route's pattern, as in the OpenAPI document, written once. */
 const REST_PATTERNS = new Map(REST_ROUTES.map((route) => [route, pathTemplate(restPath(route.path, route.base))]));
+
+/**
+ * Every pattern a request's route can be named by (here or by the REST guard): the metrics' route
+ * label is one of these or `other`, so no label carries what a client typed.
+ */
+export const ROUTE_PATTERNS: ReadonlySet<string> = new Set([
+  ...FIXED,
+  ...REST_PATTERNS.values(),
+  ...PAGES.map((page) => pathTemplate(page)),
+]);
 
 /** A REST route's pattern (`/api/v1/providers/{providerCode}`): the REST guard names the route it matched. */
 export function routePattern(route: RestRoute): string {

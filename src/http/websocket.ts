@@ -106,6 +106,8 @@ export function attachWebSocket(
 ): WebSocketDoor {
   const maxOperations = options.maxOperations ?? DEFAULT_MAX_OPERATIONS;
   const sockets = new WebSocketServer({ server, path: "/graphql", maxPayload: config.maxBodyBytes });
+  // Counted open from the upgrade to the close, whatever happens between (src/metrics/).
+  sockets.on("connection", (socket) => socket.once("close", app.metrics.streamOpened("websocket")));
   const envelope = (ctx: Ctx, credentials: Request, params?: unknown) =>
     app.getEnveloped({ request: credentials, req: ctx.extra.request, socket: ctx.extra.socket, params });
 

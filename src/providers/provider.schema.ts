@@ -7,6 +7,7 @@ import { builder, type Context } from "../builder.ts";
 import type { Queryable } from "../db/client.ts";
 import { badInput, notFound } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
+import { healthFilter } from "../health/health.rules.ts";
 import { IF_VERSION_DESCRIPTION, ifMatchOf } from "../http/if-match.ts";
 import { idempotencyOf, REPLAY_NOTICE } from "../idempotency/idempotency.plugin.ts";
 import { commitInTransaction } from "../idempotency/idempotency.store.ts";
@@ -56,6 +57,10 @@ builder.queryFields((t) => ({
       trustTier: t.arg({ type: TrustTier }),
       reviewStage: t.arg({ type: ReviewStage }),
       labels: t.arg.stringList({ description: "Providers carrying all of these labels (comma-separated in REST)" }),
+      health: t.arg.stringList({
+        description:
+          "Providers whose confirmed health state is any of these: UP, AUTH_REQUIRED, WRONG_PROTOCOL, DOWN, UNKNOWN (comma-separated in REST)",
+      }),
       packageRegistry: t.arg({
         type: PackageRegistryEnum,
         description: "Providers shipping at least one package from this registry",
@@ -75,6 +80,8 @@ builder.queryFields((t) => ({
       const filter = labelFilter(args.labels);
       if (!filter.ok) throw badInput("labels is not a valid filter", filter.errors);
       const labels = filter.value;
+      const health = healthFilter(args.health);
+      if (!health.ok) throw badInput("health is not a valid filter", health.errors);
       const since = args.updatedSince ?? null;
       // The filters, once, for both paths: the caller's visibility rule and every argument given.
       const filters: Prisma.ProviderWhereInput[] = [
@@ -84,6 +91,7 @@ builder.queryFields((t) => ({
         ...(args.visibility ? [{ visibility: args.visibility }] : []),
         ...(args.trustTier ? [{ trustTier: args.trustTier }] : []),
         ...(args.reviewStage ? [{ reviewStage: args.reviewStage }] : []),
+        ...(health.value.length > 0 ? [{ healthState: { in: health.value } }] : []),
         // Both given: one package from that registry over that transport.
         ...(args.packageRegistry || args.transport
           ? [
@@ -107,6 +115,7 @@ builder.queryFields((t) => ({
             args.visibility,
             args.trustTier,
             args.reviewStage,
+            health.value,
             args.packageRegistry,
             args.transport,
             Boolean(args.includeRetired),

@@ -178,6 +178,7 @@ export function providersTable(alias = "p"): SqlTable {
       // includeRetired and updatedSince (provider.changes.ts)
       "lifecycle",
       "updatedAt",
+      "healthState",
     ]),
     relations: {
       labelIndex: indexFilter("provider_labels", ["label"]),

@@ -45,6 +45,7 @@ const SUMMARY_COLUMNS = [
   "lifecycleMessage",
   "successorCode",
   "publisherVerified",
+  "healthState",
 ] as const;
 export type SummaryRow = Pick<ProviderRow, (typeof SUMMARY_COLUMNS)[number]>;
 const SUMMARY = pickColumns("Provider", SUMMARY_COLUMNS);
@@ -93,6 +94,8 @@ export type ProviderDetail = ProviderRow & {
   domains: Omit<DomainRow, "token">[];
   /** The providers naming this one as their successor (by code, at most 100), read with the row. */
   predecessorRows: PredecessorRow[];
+  /** Its health and drift as stored (src/health/ reads them: `healthOfRow`), read with the row; null when it is not probed. */
+  healthRow: Record<string, unknown> | null;
 };
 
 const predecessorRow = rowReader<PredecessorRow>(
@@ -108,6 +111,25 @@ function predecessorsJson(dialect: Dialect): Prisma.Sql {
     : Prisma.raw(
         `(SELECT json_group_array(json_object('id', s."id", 'providerCode', s."providerCode", 'visibility', s."visibility", 'reviewStage', s."reviewStage") ORDER BY s."providerCode") FROM (SELECT "id", "providerCode", "visibility", "reviewStage" FROM "providers" AS s0 WHERE s0."successorCode" = p."providerCode" ORDER BY s0."providerCode" LIMIT 100) AS s)`,
       );
+}
+
+/**
+ * The provider's health row (src/health/) with its checks and the answering ones over the last 24 hours,
+ * 7 days and 30 days, summed from the hourly counts, as one JSON object; null when it is not probed.
+ */
+function healthJson(dialect: Dialect, now: Date): Prisma.Sql {
+  const hour = 3_600_000;
+  const start = Math.floor(now.getTime() / hour) * hour;
+  const [day, week, month] = [24, 7 * 24, 30 * 24].map((hours) => new Date(start - hours * hour));
+  const counts = (since: Date | undefined, column: string) =>
+    Prisma.sql`COALESCE(SUM(CASE WHEN x."hour" >= ${since} THEN x.${Prisma.raw(`"${column}"`)} ELSE 0 END), 0)`;
+  const object = dialect === "postgresql" ? Prisma.raw("json_build_object") : Prisma.raw("json_object");
+  const uptime = Prisma.sql`(SELECT ${object}('c24', ${counts(day, "checks")}, 'u24', ${counts(day, "up")},
+      'c7', ${counts(week, "checks")}, 'u7', ${counts(week, "up")}, 'c30', ${counts(month, "checks")}, 'u30', ${counts(month, "up")})
+    FROM "health_hourly" AS x WHERE x."providerId" = p."id" AND x."hour" >= ${month})`;
+  return Prisma.sql`(SELECT ${object}('state', h."state", 'since', h."since", 'checkedAt', h."checkedAt",
+      'latencyMs', h."latencyMs", 'reason', h."reason", 'drift', h."drift", 'counts', ${uptime})
+    FROM "provider_health" AS h WHERE h."providerId" = p."id")`;
 }
 
 /** The relations a profile read loads with the row. */
@@ -127,16 +149,15 @@ function detailSelect(dialect: Dialect, relations: Relations): Prisma.Sql {
     select = Prisma.sql`
     SELECT ${Prisma.raw(columnList(PROVIDER, "p"))}, ${tokens} AS "tokensJson", ${events} AS "eventsJson",
            ${domains} AS "domainsJson",
-           ${predecessorsJson(dialect)} AS "predecessorsJson"
-    FROM "providers" AS p`;
+           ${predecessorsJson(dialect)} AS "predecessorsJson"`;
     detailSelects.set(key, select);
   }
   return select;
 }
 
 /**
- * A provider's full row, with its tokens and its review timeline when asked, in one statement.
- * Relations not asked for come back as empty lists.
+ * A provider's full row, with its tokens and its review timeline when asked, and its health (the
+ * health domain's subquery), in one statement. Relations not asked for come back as empty lists.
  */
 export async function readProvider(
   db: Queryable,
@@ -145,7 +166,8 @@ export async function readProvider(
 ): Promise<ProviderDetail | null> {
   const rows = await queryRows(
     db,
-    Prisma.sql`${detailSelect(dialectIn(db), relations)} WHERE p."providerCode" = ${providerCode}`,
+    Prisma.sql`${detailSelect(dialectIn(db), relations)}, ${healthJson(dialectIn(db), new Date())} AS "healthJson"
+      FROM "providers" AS p WHERE p."providerCode" = ${providerCode}`,
   );
   const raw = rows[0];
   if (!raw) return null;
@@ -155,6 +177,10 @@ export async function readProvider(
     events: list(raw.eventsJson).map((e) => eventRow(e as Record<string, unknown>)),
     domains: list(raw.domainsJson).map((d) => domainRow(d as Record<string, unknown>)),
     predecessorRows: list(raw.predecessorsJson).map((r) => predecessorRow(r as Record<string, unknown>)),
+    healthRow:
+      raw.healthJson === null || raw.healthJson === undefined
+        ? null
+        : (asJson(raw.healthJson) as Record<string, unknown>),
   });
 }
 

@@ -86,6 +86,11 @@ export function listDeliveries(
   });
 }
 
+/** How many deliveries are still to be made (PENDING), every subscription's: the backlog the metrics report. */
+export function pendingDeliveries(db: Db): Promise<number> {
+  return db.webhookDelivery.count({ where: { status: "PENDING" } });
+}
+
 export function findDelivery(db: Db, webhookRowId: number, deliveryId: string): Promise<DeliveryRow | null> {
   return db.webhookDelivery.findFirst({ where: { webhookRowId, deliveryId } });
 }

@@ -185,6 +185,7 @@ describe.each(doors)("$name", (door) => {
           "name",
           "providerCode",
           "publisherVerified",
+          "healthState",
           "reviewStage",
           "successorCode",
           "summary",
@@ -209,6 +210,8 @@ describe.each(doors)("$name", (door) => {
         lifecycleMessage: null,
         successorCode: null,
         publisherVerified: false,
+        // Nothing probes in tests unless asked: not probed yet.
+        healthState: null,
       });
     });
   });

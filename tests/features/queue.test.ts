@@ -91,6 +91,7 @@ describe.each(doors)("$name", (door: Door) => {
             updatedAt: expect.any(String),
             decidedAt: null,
             endpointVerified: false,
+            healthState: null,
           },
         ],
         nextCursor: null,

@@ -55,6 +55,8 @@ export async function startServer(databaseUrl: string, env: Record<string, strin
       RATE_LIMITS: "off",
       LOG_LEVEL: "info",
       REDIS_URL: "",
+      // The prober would probe the test data's example.com endpoints; the files about it turn it on.
+      HEALTH: "off",
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],

@@ -45,6 +45,9 @@ const ALLOWED = [
   "GET /api/v1/webhooks/:webhookId/deliveries",
   "POST /api/v1/webhooks/:webhookId/deliveries/:deliveryId/retry",
   "POST /api/v1/webhooks/:webhookId/test",
+  // Health: a check now, and the agents long down (for reviewers).
+  "POST /api/v1/providers/:providerCode/health/check",
+  "GET /api/v1/health/down",
   // API keys, for admins.
   "GET /api/v1/api-keys",
   "POST /api/v1/api-keys",

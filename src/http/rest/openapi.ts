@@ -493,6 +493,7 @@ const TAGS: Record<string, string> = {
   moderation: "Reviewers suspend and reinstate approved agents",
   trust: "An agent's verified publisher domains: a challenge, then a check of its proof",
   reviews: "The review queue and its workflow",
+  health: "Whether each agent answers, as the registry's prober finds it: a check now, and the agents long down",
   events: "The change log: every committed change to a provider or a review, in commit order, with its JSON Patch",
   webhooks: "Signed pushes of the event log to a URL: subscriptions, their deliveries, redelivery and a test ping",
   mcp:

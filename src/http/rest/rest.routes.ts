@@ -73,6 +73,8 @@ export const REST_ROUTES: readonly RestRoute[] = [
   route("POST /providers/:providerCode/suspend", "Mutation.suspendProvider", "reviewer", "moderation", "Suspend an approved provider"),
   route("POST /providers/:providerCode/reinstate", "Mutation.reinstateProvider", "reviewer", "moderation", "Reinstate a suspended provider"),
   route("POST /providers/:providerCode/lifecycle", "Mutation.setProviderLifecycle", "agentOrReviewer", "providers", "Deprecate, retire or reactivate a provider"),
+  route("GET /health/down", "Query.downProviders", "reviewer", "health", "Approved agents DOWN for more than 24 hours"),
+  route("POST /providers/:providerCode/health/check", "Mutation.checkProviderHealth", "agentOrReviewer", "health", "Check the provider's endpoint now"),
   route("GET /events", "Query.events", "optional", "events", "The change log, paged by seq"),
   route("GET /reviews/queue", "Query.reviewQueue", "reviewer", "reviews", "The active review queue"),
   route("GET /reviews/:reviewCode", "Query.review", "agentOrReviewer", "reviews", "Read one review"),

@@ -353,6 +353,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/health/down": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Approved agents DOWN for more than 24 hours
+     * @description Approved agents DOWN for more than 24 hours, longest first: reviewers may suspend or ask their owners. Reviewers only.
+     */
+    get: operations["downProviders"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/providers/{providerCode}/health/check": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Check the provider's endpoint now
+     * @description Checks the provider's endpoint now and answers its health: its owner (agent token) or a reviewer, at most once a minute (HEALTH_CHECK_NOW_SECONDS). A result that disagrees with the state is checked again at once, so the answer is confirmed.
+     */
+    post: operations["checkProviderHealth"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/events": {
     parameters: {
       query?: never;
@@ -802,6 +842,8 @@ export interface components {
       successorCode: string | null;
       /** @description Whether the endpoint's domain is verified: one of the provider's verified domains covers its host */
       publisherVerified: boolean;
+      /** @description The confirmed health state; null when nothing is probed */
+      healthState: components["schemas"]["HealthState"] | null;
     };
     EndpointSummary: {
       protocol: components["schemas"]["EndpointProtocol"];
@@ -813,6 +855,11 @@ export interface components {
      * @enum {string}
      */
     Lifecycle: "ACTIVE" | "DEPRECATED" | "RETIRED";
+    /**
+     * @description UP: answers its declared protocol. AUTH_REQUIRED: alive, but asks for credentials. WRONG_PROTOCOL: answers, but not the protocol or transport it declares. DOWN: not reachable (DNS, connection, TLS, 404/410). UNKNOWN: could not tell (a timeout, a 5xx, a refused address) or not checked yet.
+     * @enum {string}
+     */
+    HealthState: "UP" | "AUTH_REQUIRED" | "WRONG_PROTOCOL" | "DOWN" | "UNKNOWN";
     RepositoryInput: {
       /** @description An https: URL */
       url: string;
@@ -1023,6 +1070,10 @@ export interface components {
       verifiedDomains: components["schemas"]["VerifiedDomain"][];
       /** @description Of an agent imported from an A2A card: whether the card's signature verified; null otherwise */
       cardSignature: components["schemas"]["CardSignature"] | null;
+      /** @description The endpoint's health; null when nothing is probed (no endpoint, another protocol without healthUrl, a retired agent) */
+      health: components["schemas"]["AgentHealth"] | null;
+      /** @description The live agent's drift from what it declares; shown to the owner and reviewers only, null for others and while there is none */
+      drift: components["schemas"]["Drift"] | null;
     };
     /** @description Where the agent's source is kept, for anyone who wants to inspect it */
     Repository: {
@@ -1231,6 +1282,81 @@ export interface components {
     };
     /** @enum {string} */
     CardSignatureStatus: "VERIFIED" | "UNTRUSTED_KEY" | "UNSIGNED";
+    /** @description The endpoint's health as the registry's prober finds it (not declared by the publisher, not versioned). A state changes only after consecutive checks agree. */
+    AgentHealth: {
+      state: components["schemas"]["HealthState"];
+      /**
+       * Format: date-time
+       * @description When the state was entered
+       */
+      since: string;
+      /**
+       * Format: date-time
+       * @description The last check; null before the first
+       */
+      checkedAt: string | null;
+      /**
+       * Format: int32
+       * @description The last check's time to its first answer
+       */
+      latencyMs: number | null;
+      /**
+       * Format: double
+       * @description Share of the checks in the last 24 hours that found it answering (UP or AUTH_REQUIRED), 0–1; null without checks
+       */
+      uptime24h: number | null;
+      /**
+       * Format: double
+       * @description The same over 7 days
+       */
+      uptime7d: number | null;
+      /**
+       * Format: double
+       * @description The same over 30 days
+       */
+      uptime30d: number | null;
+      /** @description The last check's finding, in plain words */
+      reason: string | null;
+      /** @description The latest 10 checks, newest first */
+      recentChecks: components["schemas"]["AgentHealthCheck"][];
+    };
+    /** @description One check of the endpoint. */
+    AgentHealthCheck: {
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      at: string;
+      outcome: components["schemas"]["HealthState"];
+      /**
+       * Format: int32
+       * @description Until the first answer; null without one
+       */
+      latencyMs: number | null;
+      /** @description In plain words */
+      reason: string;
+    };
+    /** @description How the live agent differs from what was seen before and from what it declares. */
+    Drift: {
+      kind: components["schemas"]["DriftKind"];
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      detectedAt: string;
+      /** @description In plain words */
+      summary: string;
+      /** @description RFC 6902 patch from what the previous check saw to what this one saw (MCP: tools by name) */
+      sinceLastCheck: unknown;
+      /** @description A2A: RFC 6902 patch from the registry's card (skills, interfaces, security) to the live one */
+      fromDeclared: unknown;
+      /** @description MCP: live tools the profile does not declare */
+      undeclaredTools: string[];
+      /** @description MCP: declared tools the server does not list */
+      missingTools: string[];
+    };
+    /** @enum {string} */
+    DriftKind: "MCP_TOOLS" | "A2A_CARD";
     /** @description Members of the endpoint to change: an absent member keeps its value, null clears it */
     EndpointPatchInput: {
       /** @description {name} marks one of `variables` */
@@ -1523,6 +1649,18 @@ export interface components {
       /** @description Why this check found no proof; null when it did */
       reason: string | null;
     };
+    /** @description An approved agent whose endpoint has been DOWN for more than 24 hours. */
+    DownProvider: {
+      providerCode: string;
+      name: string;
+      /**
+       * Format: date-time
+       * @description When it went DOWN
+       */
+      since: string;
+      /** @description The last check's finding */
+      reason: string | null;
+    };
     EventPage: {
       items: components["schemas"]["Event"][];
       /**
@@ -1569,6 +1707,7 @@ export interface components {
       | "LIFECYCLE_CHANGED"
       | "STAGE_CHANGED"
       | "PUBLISHER_CHANGED"
+      | "HEALTH_CHANGED"
       | "REVIEW_OPENED"
       | "REVIEW_ASSIGNED"
       | "REVIEW_DECIDED"
@@ -1576,6 +1715,7 @@ export interface components {
       | "REVIEW_COMMENTED"
       | "REVIEW_PRIORITY_CHANGED"
       | "WEBHOOK_DISABLED"
+      | "DRIFT_DETECTED"
       | "API_KEY_CREATED"
       | "API_KEY_REVOKED";
     /** @enum {string} */
@@ -1617,6 +1757,8 @@ export interface components {
       decidedAt: string | null;
       /** @description Whether the provider's endpoint host is covered by one of its verified domains */
       endpointVerified: boolean;
+      /** @description The confirmed health state of the agent under review; null when nothing is probed */
+      healthState: components["schemas"]["HealthState"] | null;
     };
     /** @enum {string} */
     ReviewKind: "INTAKE" | "UPDATE";
@@ -2041,6 +2183,8 @@ export interface operations {
         reviewStage?: components["schemas"]["ReviewStage"];
         /** @description Providers carrying all of these labels (comma-separated in REST) */
         labels?: string[];
+        /** @description Providers whose confirmed health state is any of these: UP, AUTH_REQUIRED, WRONG_PROTOCOL, DOWN, UNKNOWN (comma-separated in REST) */
+        health?: string[];
         /** @description Providers shipping at least one package from this registry */
         packageRegistry?: components["schemas"]["PackageRegistry"];
         /** @description Providers shipping at least one package a client talks to over this transport (with packageRegistry: the same package) */
@@ -2910,6 +3054,90 @@ export interface operations {
       404: components["responses"]["NOT_FOUND"];
       409: components["responses"]["CONFLICT"];
       412: components["responses"]["PRECONDITION_FAILED"];
+      413: components["responses"]["PAYLOAD_TOO_LARGE"];
+      415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  downProviders: {
+    parameters: {
+      query?: {
+        /** @description 1–100 (default 50) */
+        limit?: number;
+      };
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Approved agents DOWN for more than 24 hours */
+      200: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DownProvider"][];
+        };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  checkProviderHealth: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        providerCode: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description Check the provider's endpoint now */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["AgentHealth"];
+        };
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      404: components["responses"]["NOT_FOUND"];
       413: components["responses"]["PAYLOAD_TOO_LARGE"];
       415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
       429: components["responses"]["RATE_LIMITED"];

@@ -11,6 +11,7 @@ export const EVENT_KIND_WORDS: Record<EventKind, string> = {
   LIFECYCLE_CHANGED: "Lifecycle changed",
   STAGE_CHANGED: "Review stage changed",
   PUBLISHER_CHANGED: "Publisher verification changed",
+  HEALTH_CHANGED: "Health changed",
   REVIEW_OPENED: "Review opened",
   REVIEW_ASSIGNED: "Review assigned",
   REVIEW_DECIDED: "Review decided",
@@ -18,6 +19,7 @@ export const EVENT_KIND_WORDS: Record<EventKind, string> = {
   REVIEW_COMMENTED: "Review commented on",
   REVIEW_PRIORITY_CHANGED: "Review priority changed",
   WEBHOOK_DISABLED: "Webhook disabled",
+  DRIFT_DETECTED: "Drift detected",
   API_KEY_CREATED: "API key made",
   API_KEY_REVOKED: "API key revoked",
 };

@@ -1,0 +1,122 @@
+/**
+ * The prober as main.ts runs it, against real peers on loopback: it picks up new agents from the
+ * event log, checks each on its interval, confirms a change with a second result before the state
+ * moves, starts over when the endpoint changes, forgets a retired agent, and stops at once.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
+import { loadConfig } from "../../src/config.ts";
+import { type Prober, startProber } from "../../src/health/health.worker.ts";
+import { intakeBody, uniqueCode } from "../builders.ts";
+import { type App, appWith, call, closeAfterAll, db } from "../helpers.ts";
+import { until } from "../wait.ts";
+import { type Peers, startPeers } from "./peers.ts";
+
+let peers: Peers;
+let app: App;
+let prober: Prober;
+const observed: string[] = [];
+
+beforeAll(async () => {
+  peers = await startPeers();
+  closeAfterAll(() => peers.close());
+  const env = {
+    OUTBOUND_TEST_HOSTS: peers.testHosts,
+    HEALTH_INTERVAL_SECONDS: "1",
+    HEALTH_POLL_MS: "50",
+    HEALTH_TIMEOUT_MS: "8000",
+    HEALTH_LEASE_MS: "20000",
+  };
+  app = appWith(env);
+  const config = loadConfig({ ...process.env, NODE_ENV: "test", ...env });
+  prober = startProber({
+    db,
+    outbound: app.health.outbound,
+    config: config.health,
+    base: "http://registry.test",
+    announce: app.announce,
+    metrics: { observeCheck: (outcome) => observed.push(outcome) },
+    tail: app.feed.follow(),
+  });
+});
+
+afterAll(async () => {
+  await prober.stop();
+});
+
+async function register(endpoint: Record<string, unknown>) {
+  const answer = await call("POST", "/api/v1/providers", {
+    app,
+    body: intakeBody({ providerCode: uniqueCode("prober"), endpoint }),
+  });
+  expect(answer.status).toBe(201);
+  return answer.body as { providerCode: string; accessToken: string };
+}
+
+async function health(providerCode: string) {
+  const answer = await call("GET", `/api/v1/providers/${providerCode}`, { app });
+  return (answer.body as { health: { state: string; reason: string | null; checkedAt: string | null } | null }).health;
+}
+
+async function checksOf(providerCode: string) {
+  const provider = await db.provider.findUniqueOrThrow({ where: { providerCode }, select: { id: true } });
+  return db.healthCheck.findMany({ where: { providerId: provider.id }, orderBy: { id: "asc" } });
+}
+
+const healthUrl = (path: string) => ({
+  url: peers.health.urlOf("/api"),
+  protocol: "HTTP_JSON",
+  authScheme: "NONE",
+  healthUrl: peers.health.urlOf(path),
+});
+
+describe("the schedule", () => {
+  test("a new agent is found through the log and checked; the state moves after two agreeing results, then on every interval", async () => {
+    const agent = await register(healthUrl("/health"));
+    await until(async () => (await health(agent.providerCode))?.state === "UP", "the agent UP");
+    const first = await checksOf(agent.providerCode);
+    // UNKNOWN → UP took two results in a row.
+    expect(first.map((c) => c.outcome).slice(0, 2)).toEqual(["UP", "UP"]);
+    await until(async () => (await checksOf(agent.providerCode)).length >= 4, "two more checks");
+    const checks = await checksOf(agent.providerCode);
+    // Each on its interval, less its jitter (at most 10%), never twice at once.
+    for (let i = 1; i < checks.length; i++) {
+      const gap = checks[i]!.at.getTime() - checks[i - 1]!.at.getTime();
+      expect(gap).toBeGreaterThanOrEqual(850);
+    }
+    expect(observed).toContain("UP");
+  });
+
+  test("an endpoint that goes away becomes DOWN only once two checks agree", async () => {
+    const agent = await register(healthUrl("/health"));
+    await until(async () => (await health(agent.providerCode))?.state === "UP", "the agent UP");
+    const patched = await call("PATCH", `/api/v1/providers/${agent.providerCode}`, {
+      app,
+      token: agent.accessToken,
+      body: { endpoint: healthUrl("/gone") },
+    });
+    expect(patched.status).toBe(200);
+    // The changed endpoint starts over, and is DOWN after two 404s.
+    await until(async () => (await health(agent.providerCode))?.state === "DOWN", "the agent DOWN");
+    const checks = await checksOf(agent.providerCode);
+    const downs = checks.filter((c) => c.outcome === "DOWN");
+    expect(downs.length).toBeGreaterThanOrEqual(2);
+    expect((await health(agent.providerCode))?.reason).toMatch(/404/);
+  });
+
+  test("a retired agent is no longer probed, and its health is gone", async () => {
+    const agent = await register(healthUrl("/health"));
+    await until(async () => (await health(agent.providerCode))?.state === "UP", "the agent UP");
+    const retired = await call("POST", `/api/v1/providers/${agent.providerCode}/lifecycle`, {
+      app,
+      token: agent.accessToken,
+      body: { state: "RETIRED", message: "gone for good" },
+    });
+    expect(retired.status).toBe(200);
+    await until(async () => (await health(agent.providerCode)) === null, "the health gone");
+    const row = await db.provider.findUniqueOrThrow({
+      where: { providerCode: agent.providerCode },
+      select: { healthState: true, health: true },
+    });
+    expect(row).toEqual({ healthState: null, health: null });
+  });
+});
