@@ -96,8 +96,12 @@ const DriftRef = builder.objectRef<DriftRecord>("Drift").implement({
   }),
 });
 
-/** The health of one provider: read with the profile when it came from a profile read, else now. */
+/**
+ * The health of one provider: read with the profile when it came from a profile read, else now.
+ * With HEALTH=off there is none: what was found before is no longer kept up to date.
+ */
 async function healthFor(ctx: Context, provider: { id: number }) {
+  if (!ctx.config.health.enabled) return null;
   const row = (provider as { healthRow?: Record<string, unknown> | null }).healthRow;
   if (row !== undefined) return row === null ? null : { ...healthOfRow(row).health, providerId: provider.id };
   const found = (await healthOf(ctx.db, [provider.id])).get(provider.id);
@@ -105,6 +109,7 @@ async function healthFor(ctx: Context, provider: { id: number }) {
 }
 
 async function driftFor(ctx: Context, provider: { id: number }) {
+  if (!ctx.config.health.enabled) return null;
   const row = (provider as { healthRow?: Record<string, unknown> | null }).healthRow;
   if (row !== undefined) return row === null ? null : healthOfRow(row).drift;
   return driftOfProvider(ctx.db, provider.id);
@@ -132,7 +137,8 @@ builder.objectFields(ProviderSummaryRef, (t) => ({
     type: HealthStateEnum,
     nullable: true,
     description: "The confirmed health state; null when nothing is probed",
-    resolve: (p) => (p as { healthState?: string | null }).healthState as HealthState | null,
+    resolve: (p, _args, ctx) =>
+      ctx.config.health.enabled ? ((p as { healthState?: string | null }).healthState as HealthState | null) : null,
   }),
 }));
 
@@ -142,7 +148,7 @@ builder.prismaObjectFields(ReviewRef, (t) => ({
     nullable: true,
     description: "The confirmed health state of the agent under review; null when nothing is probed",
     select: { provider: { select: { healthState: true } } },
-    resolve: (r) => r.provider.healthState as HealthState | null,
+    resolve: (r, _args, ctx) => (ctx.config.health.enabled ? (r.provider.healthState as HealthState | null) : null),
   }),
 }));
 

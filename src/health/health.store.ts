@@ -325,7 +325,8 @@ export async function recordCheck(
   const downStreak = result.outcome === "DOWN" ? claimed.downStreak + 1 : 0;
   const next = nextCheckAt(machine, downStreak, at, options, options.random);
   return rawTransaction(db, async (tx) => {
-    const wants = await declared(tx, claimed.providerId, options.base);
+    // What the agent declares matters only when the check saw what it has live (tools, a card).
+    const wants = result.live ? await declared(tx, claimed.providerId, options.base) : null;
     let drift = claimed.drift;
     let newDrift: Drift | null = null;
     if (result.live && wants) {

@@ -82,6 +82,11 @@ builder.queryFields((t) => ({
       const labels = filter.value;
       const health = healthFilter(args.health);
       if (!health.ok) throw badInput("health is not a valid filter", health.errors);
+      if (health.value.length > 0 && !ctx.config.health.enabled) {
+        throw badInput("Health checks are off in this registry (HEALTH=off): there is no health to filter by", [
+          { path: "health", message: "health checks are off" },
+        ]);
+      }
       const since = args.updatedSince ?? null;
       // The filters, once, for both paths: the caller's visibility rule and every argument given.
       const filters: Prisma.ProviderWhereInput[] = [

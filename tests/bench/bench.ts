@@ -817,6 +817,9 @@ async function main() {
           PUBLIC_URL: "https://registry.example.com",
           // On PostgreSQL in production every replica must sign with keys it shares (signing.keys.ts).
           SIGNING_KEYS_FILE: `${ROOT}data/bench/signing-keys.json`,
+          // The synthetic agents' endpoints are made-up names: probing them would put failing look-ups
+          // on the pinned core. The prober's own cost is `npm run bench:health`'s to measure.
+          HEALTH: "off",
         };
         const start = async (targets: TargetName[], name: string, script: string, extra: Record<string, string>) => {
           if (!targets.some((t) => wanted.has(t))) return;

@@ -334,6 +334,26 @@ describe("check now", () => {
     expect(await db.healthCheck.count({ where: { providerId: await idOf(agent) } })).toBe(checks);
   });
 
+  test("HEALTH=off turns it all off: no check now, no health shown, no health filter", async () => {
+    const agent = await register(mcp(peers.mcpOpen.url));
+    expect((await checkNow(agent)).state).toBe("UP");
+    const off = appWith({ HEALTH: "off" });
+    const check = await call("POST", `/api/v1/providers/${agent.providerCode}/health/check`, {
+      app: off,
+      token: agent.accessToken,
+    });
+    expect(check.status).toBe(409);
+    const read = await call("GET", `/api/v1/providers/${agent.providerCode}`, { app: off, token: agent.accessToken });
+    expect(read.body).toMatchObject({ health: null, drift: null });
+    const list = await call("GET", `/api/v1/providers?limit=100`, { app: off, token: agent.accessToken });
+    const item = (list.body as { items: { providerCode: string; healthState: string | null }[] }).items.find(
+      (i) => i.providerCode === agent.providerCode,
+    );
+    expect(item?.healthState).toBeNull();
+    const filtered = await call("GET", `/api/v1/providers?health=UP`, { app: off });
+    expect(filtered.status).toBe(400);
+  });
+
   test("an agent with nothing to probe is a 409", async () => {
     const agent = await register({ url: peers.health.urlOf("/api"), protocol: "OTHER", authScheme: "NONE" });
     const answer = await call("POST", `/api/v1/providers/${agent.providerCode}/health/check`, {
