@@ -324,9 +324,9 @@ export async function moderateProvider(
 
 // ── The reviewers' queue ───────────────────────────────────────────────────────────────────────
 
-/** A review as the queue answers it, with its provider's code, name and packages. */
+/** A review as the queue answers it, with its provider's code, name, packages and health state. */
 export type ReviewRow = Prisma.ReviewGetPayload<{
-  include: { provider: { select: { providerCode: true; name: true; packages: true } } };
+  include: { provider: { select: { providerCode: true; name: true; packages: true; healthState: true } } };
 }>;
 
 /**
@@ -409,7 +409,7 @@ export async function queuePage(
     db,
     Prisma.sql`
     SELECT ${Prisma.raw(columnList(REVIEW, "r"))}, p."providerCode" AS "providerCode", p."name" AS "providerName",
-           p."packages" AS "providerPackages", p."publisherVerified" AS "publisherVerified"
+           p."packages" AS "providerPackages", p."publisherVerified" AS "publisherVerified", p."healthState" AS "providerHealthState"
     FROM (
       SELECT r.* FROM "reviews" AS r
       ${byProvider ? Prisma.sql`JOIN "providers" AS p ON p."id" = r."providerId"` : Prisma.empty}
@@ -427,6 +427,7 @@ export async function queuePage(
         providerCode: f.providerCode as string,
         name: f.providerName as string,
         packages: asJson(f.providerPackages) as Prisma.JsonValue,
+        healthState: (f.providerHealthState as string | null) ?? null,
       },
       endpointVerified: verifiedOf(f).publisherVerified,
     }),

@@ -6,7 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { closeAfterAll, type Listening, listen } from "../helpers.ts";
+import { type App, closeAfterAll, type Listening, listen } from "../helpers.ts";
 import { browserPath } from "./browser.path.ts";
 
 export const ARTIFACTS = fileURLToPath(new URL("./artifacts/", import.meta.url));
@@ -15,8 +15,8 @@ export const DESKTOP = { width: 1280, height: 900 } as const;
 
 export type Running = Listening;
 
-/** The app of the test configuration, listening on 127.0.0.1 on a free port. */
-export const startServer = (): Promise<Running> => listen();
+/** The app of the test configuration (or `app`, one of `appWith`'s), listening on 127.0.0.1 on a free port. */
+export const startServer = (app?: App): Promise<Running> => listen(app);
 
 /** A headless Chromium, closed after the file's tests if the file has not closed it. */
 export async function launchBrowser(): Promise<Browser> {

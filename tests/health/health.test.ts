@@ -133,6 +133,12 @@ describe("each protocol spoken with its library, each state said in plain words"
     expect(JSON.stringify(down.body)).not.toContain(agent.providerCode);
     // The declared tools match the live ones: no drift.
     expect((await profile(agent, agent.accessToken)).drift).toBeNull();
+    // Reviewers see the health of the agent under review in their queue.
+    const queue = await call("GET", `/api/v1/reviews/queue?providerCode=${agent.providerCode}`, {
+      app,
+      token: await reviewerToken(),
+    });
+    expect((queue.body as { items: { healthState: string }[] }).items[0]?.healthState).toBe("UP");
   });
 
   test("a server that answers 401 is AUTH_REQUIRED, and is sent no credential", async () => {

@@ -20,10 +20,13 @@ export type Problem = Omit<Schemas["Problem"], "type" | "code"> &
 
 export class ApiError extends Error {
   readonly problem: Problem;
-  constructor(problem: Problem) {
+  /** How long the server asks the caller to wait before trying again (a 429's or 503's Retry-After), if it said. */
+  readonly retryAfterSeconds: number | null;
+  constructor(problem: Problem, retryAfterSeconds: number | null = null) {
     super(problem.detail);
     this.name = "ApiError";
     this.problem = problem;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
   get status(): number {
     return this.problem.status;
@@ -44,6 +47,15 @@ export interface RequestOptions {
 
 function isProblem(value: unknown): value is Problem {
   return typeof value === "object" && value !== null && "status" in value && "code" in value;
+}
+
+/** A Retry-After header in seconds: a number of seconds, or an HTTP date (RFC 9110 §10.2.3). */
+export function retryAfterOf(header: string | null, now = Date.now()): number | null {
+  if (!header) return null;
+  const text = header.trim();
+  if (/^\d+$/.test(text)) return Number(text);
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
 /** Calls `/api/v1{path}`; answers the parsed JSON body, or throws an ApiError. */
@@ -90,13 +102,17 @@ export async function api<T>(method: string, path: string, options: RequestOptio
     body = null;
   }
   if (response.ok) return body as T;
-  if (isProblem(body)) throw new ApiError(body);
-  throw new ApiError({
-    title: response.statusText || "Error",
-    status: response.status,
-    code: response.status >= 500 ? "INTERNAL" : "ERROR",
-    detail: `The registry answered ${response.status}${response.statusText ? ` ${response.statusText}` : ""}.`,
-  });
+  const retryAfter = retryAfterOf(response.headers.get("retry-after"));
+  if (isProblem(body)) throw new ApiError(body, retryAfter);
+  throw new ApiError(
+    {
+      title: response.statusText || "Error",
+      status: response.status,
+      code: response.status >= 500 ? "INTERNAL" : "ERROR",
+      detail: `The registry answered ${response.status}${response.statusText ? ` ${response.statusText}` : ""}.`,
+    },
+    retryAfter,
+  );
 }
 
 /** True for the rejection of a request that was aborted on purpose (superseded). */
@@ -136,10 +152,19 @@ function store(key: string, token: string | null): void {
   }
 }
 
+/**
+ * An agent's own token, pasted on its profile page: kept by agent code, since a token is of one
+ * agent only and must not be sent along when reading another's profile.
+ */
+const OWNER_TOKEN_KEY = "agent-registry.owner-token.";
+
 export const reviewerToken = (): string | null => stored(REVIEWER_TOKEN_KEY);
 export const setReviewerToken = (token: string | null): void => store(REVIEWER_TOKEN_KEY, token);
 export const webhooksToken = (): string | null => stored(WEBHOOKS_TOKEN_KEY);
 export const setWebhooksToken = (token: string | null): void => store(WEBHOOKS_TOKEN_KEY, token);
+export const ownerToken = (providerCode: string): string | null => stored(`${OWNER_TOKEN_KEY}${providerCode}`);
+export const setOwnerToken = (providerCode: string, token: string | null): void =>
+  store(`${OWNER_TOKEN_KEY}${providerCode}`, token);
 
 /** Whether a token is an agent's access token (`agr_…`) rather than a reviewer's JWT. */
 export const isAgentToken = (token: string): boolean => token.startsWith("agr_");

@@ -95,3 +95,45 @@ export function patchChanges(before: unknown, patch: readonly PatchOperation[]):
   }
   return rows.map(({ list: _list, ...row }) => row);
 }
+
+/** One operation of a patch in words, without the document it applies to. */
+export interface PatchStep {
+  kind: "added" | "removed" | "changed" | "moved" | "copied";
+  /** The pointer's segments; `-` (the end of a list) is kept. */
+  path: string[];
+  /** Where a move or copy took the value from. */
+  from: string[] | null;
+  /** The value added or put in place; undefined for a remove, move or copy. */
+  value: unknown;
+}
+
+const STEP_KIND: Record<string, PatchStep["kind"] | undefined> = {
+  add: "added",
+  remove: "removed",
+  replace: "changed",
+  move: "moved",
+  copy: "copied",
+};
+
+/**
+ * The operations of a patch whose "before" document the page does not hold (the live agent's drift:
+ * the prober keeps what it saw, not the page), one step each. Anything that is not an RFC 6902
+ * operation, and `test`, which changes nothing, is left out.
+ */
+export function patchSteps(patch: unknown): PatchStep[] {
+  if (!Array.isArray(patch)) return [];
+  const steps: PatchStep[] = [];
+  for (const op of patch as unknown[]) {
+    if (op === null || typeof op !== "object") continue;
+    const { op: name, path, from, value } = op as Record<string, unknown>;
+    const kind = typeof name === "string" ? STEP_KIND[name] : undefined;
+    if (!kind || typeof path !== "string") continue;
+    steps.push({
+      kind,
+      path: segmentsOf(path),
+      from: typeof from === "string" ? segmentsOf(from) : null,
+      value: kind === "added" || kind === "changed" ? value : undefined,
+    });
+  }
+  return steps;
+}

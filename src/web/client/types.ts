@@ -37,6 +37,8 @@ export type WebhookPage = Answer<"/api/v1/webhooks">;
 export type CreatedWebhook = Answer<"/api/v1/webhooks", "post">;
 export type DeliveryPage = Answer<"/api/v1/webhooks/{webhookId}/deliveries">;
 export type ApiKeyPage = Answer<"/api/v1/api-keys">;
+export type DownProviders = Answer<"/api/v1/health/down">;
+export type CheckedHealth = Answer<"/api/v1/providers/{providerCode}/health/check", "post">;
 export type CreatedApiKey = Answer<"/api/v1/api-keys", "post">;
 
 // What those answers hold.
@@ -56,3 +58,10 @@ export type Webhook = WebhookPage["items"][number];
 /** A webhook's message and its attempts (also the answer of a redelivery and of a test ping). */
 export type Delivery = DeliveryPage["items"][number];
 export type TrustTier = Schemas["TrustTier"];
+/** What the registry's prober last found at an agent's endpoint. */
+export type HealthState = Schemas["HealthState"];
+export type Health = NonNullable<Provider["health"]>;
+export type HealthCheck = Health["recentChecks"][number];
+/** How the live agent differs from what it declares (owner and reviewers only). */
+export type Drift = NonNullable<Provider["drift"]>;
+export type DownProvider = DownProviders[number];

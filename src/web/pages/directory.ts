@@ -1,6 +1,7 @@
 /**
  * `/`: the directory. Search as you type (debounced), filters, cursor paging, an empty state;
- * each card links to its profile. The filters live in the address bar, so a search can be shared.
+ * each card links to its profile and says, in words, how the registry last found its endpoint
+ * (health). The filters live in the address bar, so a search can be shared.
  * A reviewer signed in on this tab (see /reviews) sees every agent; everyone else the public,
  * approved ones (API.md §2).
  */
@@ -14,6 +15,7 @@ import {
   TRUST_TIERS,
   VISIBILITIES,
 } from "../client/enums.ts";
+import { HEALTH_CHOICES, healthBadge, healthChoiceWords, healthStatesOf } from "../client/health.ts";
 import { lifecycleBadge, lifecycleNotice } from "../client/lifecycle.ts";
 import { mountAccount } from "../client/session.ts";
 import type { ProviderPage, ProviderSummary, Query } from "../client/types.ts";
@@ -42,6 +44,7 @@ const FILTERS = [
   "labels",
   "packageRegistry",
   "transport",
+  "health",
   "includeRetired",
 ] as const satisfies readonly (keyof Query<"/api/v1/providers">)[];
 type Filter = (typeof FILTERS)[number];
@@ -68,6 +71,17 @@ const trustTier = select("trustTier", TRUST_TIERS, "Any tier");
 const reviewStage = select("reviewStage", REVIEW_STAGES, "Any stage");
 const packageRegistry = select("packageRegistry", PACKAGE_REGISTRIES, "Any registry");
 const transport = select("transport", PACKAGE_TRANSPORTS, "Any transport");
+// A choice per group or state; a combination the address holds that no choice offers gets its own.
+const healthAsked = healthStatesOf(initial("health")).join(",");
+const health = h(
+  "select",
+  { name: "health" },
+  h("option", { value: "", selected: !healthAsked }, "Any health"),
+  HEALTH_CHOICES.map((c) => h("option", { value: c.value, selected: c.value === healthAsked }, c.words)),
+  healthAsked && !HEALTH_CHOICES.some((c) => c.value === healthAsked)
+    ? h("option", { value: healthAsked, selected: true }, healthChoiceWords(healthStatesOf(healthAsked)))
+    : null,
+);
 const labels = h("input", {
   type: "text",
   name: "labels",
@@ -88,6 +102,7 @@ const controls: Record<Exclude<Filter, "includeRetired">, HTMLInputElement | HTM
   labels,
   packageRegistry,
   transport,
+  health,
 };
 
 const status = new Status();
@@ -112,6 +127,7 @@ const form = h(
     field("Labels", labels, "Comma-separated; agents must carry all of them."),
     field("Package registry", packageRegistry, "MCP servers shipping a package from it."),
     field("Transport", transport, "With a registry: one package from it over this transport."),
+    field("Health", health, "As the registry last found the endpoint; agents it does not probe are left out."),
     h("label", { class: "check" }, includeRetired, " Include retired agents"),
   ),
   h(
@@ -184,6 +200,7 @@ function card(item: ProviderSummary): HTMLElement {
         item.endpoint
           ? badge(humanize(item.endpoint.protocol), "neutral", "Protocol")
           : badge("Packages", "neutral", "Ships as packages a client starts; no endpoint"),
+        item.healthState ? healthBadge(item.healthState) : null,
         tierBadge(item.trustTier),
         // In words, not only colour, as on the profile; the summary carries the flag (no extra request).
         item.publisherVerified
@@ -309,7 +326,16 @@ function restart(): void {
 const typed = debounce(restart, 300);
 search.addEventListener("input", typed);
 labels.addEventListener("input", typed);
-for (const control of [agentType, visibility, trustTier, reviewStage, packageRegistry, transport, includeRetired]) {
+for (const control of [
+  agentType,
+  visibility,
+  trustTier,
+  reviewStage,
+  packageRegistry,
+  transport,
+  health,
+  includeRetired,
+]) {
   control.addEventListener("change", restart);
 }
 function clearFilters(): void {

@@ -1,17 +1,33 @@
 /**
  * `/providers/{providerCode}`: the full profile, section by section, the agent's recent changes
  * (from the change log), the review timeline, and the version history with the changes each version
- * made to the one before it. A reviewer signed in on this tab sees what reviewers see (contact,
- * tokens, notes, review events, private agents).
+ * made to the one before it, and the endpoint's health as the registry's prober finds it. A reviewer
+ * signed in on this tab sees what reviewers see (contact, tokens, notes, review events, private
+ * agents); so does the agent's owner after pasting its access token here. Both may ask for a health
+ * check now, and see how the live agent drifts from what its profile declares.
  */
-import { ApiError, isAbort, query, readAsViewer, reviewerToken } from "../client/api.ts";
-import { type Change, patchChanges } from "../client/diff.ts";
+import {
+  ApiError,
+  api,
+  isAbort,
+  ownerToken,
+  query,
+  readAsViewer,
+  reviewerToken,
+  setOwnerToken,
+} from "../client/api.ts";
+import { type Change, type PatchStep, patchChanges, patchSteps } from "../client/diff.ts";
 import { type Child, h, mainElement, replace, uid } from "../client/dom.ts";
 import { changedFields, kindWords } from "../client/events.ts";
+import { HEALTH, healthBadge, uptimeWords } from "../client/health.ts";
 import { lifecycleBadge, lifecycleNotice } from "../client/lifecycle.ts";
 import { mountAccount } from "../client/session.ts";
 import type {
+  CheckedHealth,
+  Drift,
   EventPage,
+  Health,
+  HealthCheck,
   PatchOperation,
   Provider,
   RegistryEvent,
@@ -21,7 +37,19 @@ import type {
   VersionPage,
   VersionSummary,
 } from "../client/types.ts";
-import { badge, errorBox, humanize, Status, setTitle, stageBadge, tierBadge, time, timeAgo } from "../client/ui.ts";
+import {
+  badge,
+  errorBox,
+  humanize,
+  relative,
+  Status,
+  setTitle,
+  stageBadge,
+  tierBadge,
+  time,
+  timeAgo,
+  tokenForm,
+} from "../client/ui.ts";
 
 const main = mainElement();
 void mountAccount();
@@ -34,6 +62,8 @@ const codeFromPath = (() => {
 })();
 const encoded = encodeURIComponent(codeFromPath);
 const status = new Status();
+/** Says what signing in or out did, once the page shows it (read by screen readers only). */
+const announcer = new Status("sr-status");
 
 // ---------------------------------------------------------------- helpers
 
@@ -159,8 +189,10 @@ function cardSignatureBadge(c: NonNullable<Provider["cardSignature"]>): HTMLElem
   return badge("Unsigned card", "neutral", "The imported agent card carried no signature");
 }
 
-function render(p: Provider, asReviewer: boolean): HTMLElement[] {
+function render(p: Provider, viewer: Viewer): HTMLElement[] {
   setTitle(p.name);
+  // The state in the heading too, kept in step with the Health section's "Check now".
+  const headHealth = h("span", { class: "health-slot" }, p.health ? healthBadge(p.health.state) : null);
   // Shown to reviewers and the owner only: null (or absent) for everyone else.
   const contactEmail = p.contactEmail ?? null;
   const tokenList = p.tokens ?? null;
@@ -203,6 +235,7 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
       "p",
       { class: "badges" },
       badge(humanize(p.agentType), "neutral", "Agent type"),
+      headHealth,
       tierBadge(p.trustTier),
       lifecycleBadge(p),
       stageBadge(p.reviewStage),
@@ -215,14 +248,22 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
       // Of an agent imported from an A2A card: whether the card's signature was made with a trusted key.
       p.cardSignature ? cardSignatureBadge(p.cardSignature) : null,
     ),
-    asReviewer
-      ? h("p", { class: "hint" }, "You are signed in as a reviewer: contact, tokens and notes are shown.")
-      : null,
+    viewer.asOwner
+      ? h(
+          "p",
+          { class: "hint owner-session" },
+          "You are signed in with this agent's access token: contact, tokens and drift are shown. ",
+          h("button", { type: "button", class: "button link", onclick: () => signOutOwner() }, "Sign out"),
+        )
+      : viewer.asReviewer
+        ? h("p", { class: "hint" }, "You are signed in as a reviewer: contact, tokens and notes are shown.")
+        : null,
   );
 
   const sections: [string, string][] = [
     ["about", "About"],
     ["endpoint", "Endpoint"],
+    ["health", "Health"],
     ["packages", "Packages"],
     ["capabilities", "Capabilities"],
     ["models", "Models"],
@@ -482,6 +523,7 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
     toc,
     about,
     endpoint,
+    healthSection(p, viewer, (checked) => replace(headHealth, healthBadge(checked.state))),
     packages,
     capabilities,
     models,
@@ -494,6 +536,324 @@ function render(p: Provider, asReviewer: boolean): HTMLElement[] {
     timeline,
     versionsSection(),
   ].filter((x): x is HTMLElement => x !== null);
+}
+
+// ---------------------------------------------------------------- health and drift
+
+/** Who reads the profile: the token its requests carry, and what the server makes of it. */
+interface Viewer {
+  /** The owner's or a reviewer's pasted token; null for anyone else (a session cookie goes by itself). */
+  token: string | null;
+  asOwner: boolean;
+  asReviewer: boolean;
+}
+
+/** Why an agent without health is not probed, from its profile: the prober's own rules, in words. */
+function notProbed(p: Provider): string {
+  if (p.lifecycle === "RETIRED") return "Not probed: the agent is retired.";
+  if (!p.endpoint) return "Not probed: the agent has no endpoint; it ships as packages that a client starts itself.";
+  const { protocol, url, healthUrl } = p.endpoint;
+  const probed = protocol === "MCP" || protocol === "A2A";
+  if (probed && /[{}]/.test(url)) {
+    return "Not probed: the endpoint's URL holds values each client fills in, so there is no one address to check.";
+  }
+  if (!probed && !healthUrl) {
+    const which = protocol === "OTHER" ? "another protocol" : `an ${humanize(protocol)} endpoint`;
+    return `Not probed: the registry speaks MCP and A2A itself; for ${which} it checks the health-check URL, and this profile states none.`;
+  }
+  return "Not checked yet: the registry checks every endpoint it can every few minutes.";
+}
+
+const numberFormat = new Intl.NumberFormat();
+const ms = (value: number | null): string => (value === null ? "No answer" : `${numberFormat.format(value)} ms`);
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+
+/**
+ * How long ago a check or a change of state was, with the date beside it: "3 minutes ago", and "a
+ * moment ago" rather than "since now" for one a check has just made.
+ */
+function ago(iso: string): Child {
+  const words = relative(iso);
+  return h(
+    "time",
+    { datetime: iso, title: iso },
+    words === "now" ? "a moment ago" : words,
+    h("span", { class: "muted" }, ` (${dateTime.format(new Date(iso))})`),
+  );
+}
+
+/** "in 45 seconds", "in 2 minutes": how long until a number of seconds from now. */
+const inWords = (seconds: number): string => relative(new Date(Date.now() + seconds * 1000).toISOString());
+
+function uptime(health: Health): HTMLElement {
+  const windows: [string, number | null][] = [
+    ["24 hours", health.uptime24h],
+    ["7 days", health.uptime7d],
+    ["30 days", health.uptime30d],
+  ];
+  return h(
+    "ul",
+    { class: "uptime", "aria-label": "Uptime: share of checks that found it answering" },
+    windows.map(([span, share]) =>
+      h(
+        "li",
+        { "data-window": span },
+        h("span", { class: "uptime-value" }, uptimeWords(share)),
+        " ",
+        h("span", { class: "uptime-span" }, `last ${span}`),
+      ),
+    ),
+  );
+}
+
+function checkItem(c: HealthCheck): HTMLElement {
+  return h(
+    "li",
+    { "data-outcome": c.outcome },
+    h(
+      "span",
+      { class: "when" },
+      h("time", { datetime: c.at, title: c.at }, relative(c.at).replace(/^now$/, "a moment ago")),
+    ),
+    " ",
+    healthBadge(c.outcome),
+    " ",
+    h("span", { class: "latency" }, ms(c.latencyMs)),
+    " ",
+    h("span", { class: "reason" }, c.reason),
+  );
+}
+
+/** What the prober found: the state since when, the last check, uptime, the reason, the latest checks. */
+function healthBody(p: Provider, health: Health | null): Child[] {
+  if (!health) return [h("p", { class: "muted not-probed" }, notProbed(p))];
+  const { meaning } = HEALTH[health.state];
+  return [
+    h("p", { class: "health-state" }, healthBadge(health.state), " since ", ago(health.since)),
+    h("p", { class: "hint" }, meaning),
+    facts([
+      ["Last checked", health.checkedAt ? ago(health.checkedAt) : "Not checked yet"],
+      ["Latency", health.checkedAt ? ms(health.latencyMs) : "—"],
+      ["Last finding", health.reason ?? "—"],
+    ]),
+    h("h3", null, "Uptime"),
+    uptime(health),
+    h("h3", null, "Recent checks"),
+    health.recentChecks.length
+      ? h("ol", { class: "checks", "aria-label": "Recent checks, newest first" }, health.recentChecks.map(checkItem))
+      : none("No checks kept."),
+  ];
+}
+
+/** A pointer's segments as a place a person can read: `tool lookup › inputSchema`, `skills › (new item)`. */
+function place(segments: string[], kind: Drift["kind"]): Child {
+  const words = segments.map((s, i) => (s === "-" ? "(new item)" : i === 0 && kind === "MCP_TOOLS" ? `tool ${s}` : s));
+  return h("code", null, words.join(" › ") || "(the whole)");
+}
+
+/** A value on one line, in plain words: `id: echo; tags: a, b`, nested objects in braces. */
+function brief(value: unknown): string {
+  if (value === null || value === undefined) return "nothing";
+  if (Array.isArray(value)) return value.length ? value.map(brief).join(", ") : "(none)";
+  if (typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>);
+    if (!entries.length) return "(empty)";
+    return entries
+      .map(([k, v]) => `${k}: ${v !== null && typeof v === "object" && !Array.isArray(v) ? `{${brief(v)}}` : brief(v)}`)
+      .join("; ");
+  }
+  return String(value);
+}
+
+function stepItem(step: PatchStep, kind: Drift["kind"]): HTMLElement {
+  const what = {
+    added: "added",
+    removed: "removed",
+    changed: "changed to",
+    moved: "moved from",
+    copied: "copied from",
+  }[step.kind];
+  return h(
+    "li",
+    { class: `step step-${step.kind}` },
+    place(step.path, kind),
+    ` ${what}`,
+    step.from ? [" ", place(step.from, kind)] : null,
+    step.value !== undefined ? [": ", h("span", { class: "value" }, brief(step.value))] : null,
+  );
+}
+
+function steps(title: string, patch: unknown, kind: Drift["kind"], empty: string): Child {
+  const list = patchSteps(patch);
+  return [
+    h("h4", null, title),
+    list.length
+      ? [
+          h(
+            "ul",
+            { class: "steps" },
+            list.map((s) => stepItem(s, kind)),
+          ),
+          h(
+            "details",
+            { class: "patch" },
+            h("summary", null, "As a JSON Patch (RFC 6902)"),
+            h("pre", null, JSON.stringify(patch, null, 2)),
+          ),
+        ]
+      : none(empty),
+  ];
+}
+
+/** How the live agent differs from the last check and from what its profile declares. */
+function driftPanel(drift: Drift | null): HTMLElement | null {
+  if (!drift) return null;
+  const titleId = uid("drift");
+  const mcp = drift.kind === "MCP_TOOLS";
+  return h(
+    "section",
+    { class: "drift-panel", "aria-labelledby": titleId },
+    h("h3", { id: titleId }, "Drift"),
+    h("p", { class: "drift-summary" }, drift.summary),
+    facts([
+      ["What drifted", mcp ? "The MCP server's tools" : "The A2A agent card"],
+      ["Detected", ago(drift.detectedAt)],
+      ...(mcp
+        ? ([
+            ["Not declared", list(drift.undeclaredTools, "None: every live tool is declared")],
+            ["Missing", list(drift.missingTools, "None: every declared tool is live")],
+          ] as [string, Child][])
+        : []),
+    ]),
+    steps("Since the check before", drift.sinceLastCheck, drift.kind, "Nothing changed since the check before."),
+    mcp
+      ? null
+      : steps("From the registry's card", drift.fromDeclared, drift.kind, "The live card matches the registry's card."),
+    h("p", { class: "hint" }, "Only the agent's owner and reviewers see this."),
+  );
+}
+
+/** The owner's way in: its access token, kept for this tab and this agent only. */
+function ownerSignIn(): HTMLElement {
+  return tokenForm({
+    id: "owner-token",
+    label: "Access token",
+    hint: "The agent's own token (agr_…), given when it was submitted. It is kept for this browser tab only.",
+    empty: "Paste the agent's access token first.",
+    probe: async (token) => {
+      const seen = await api<Provider>("GET", `/providers/${encoded}`, { token });
+      // Tokens are shown to the owner and reviewers only: anything else is another agent's token.
+      if (seen.tokens === null || seen.tokens === undefined) {
+        throw new ApiError({ title: "Forbidden", status: 403, code: "FORBIDDEN", detail: "Not this agent's token." });
+      }
+    },
+    refused: {
+      unauthenticated: "This token was refused: it is malformed, expired or revoked.",
+      forbidden: "This token is valid, but it is not this agent's.",
+    },
+    signedIn: (token) => {
+      setOwnerToken(codeFromPath, token);
+      void load("Signed in as the agent's owner.");
+    },
+  });
+}
+
+function signOutOwner(): void {
+  setOwnerToken(codeFromPath, null);
+  void load("Signed out.");
+}
+
+/**
+ * The Health section. Whoever may ask for a check (the owner, a reviewer: the readers the profile
+ * shows its tokens to) gets "Check now"; the answer replaces what is shown, and the profile is read
+ * again for the drift the check may have found.
+ */
+function healthSection(p: Provider, viewer: Viewer, checkedNow: (health: Health) => void): HTMLElement {
+  const body = h("div", { class: "health-body" });
+  const driftSlot = h("div", { class: "drift-slot" });
+  const feedback = new Status();
+  const mayCheck = p.tokens !== null && p.tokens !== undefined;
+  replace(body, ...healthBody(p, p.health));
+  replace(driftSlot, driftPanel(p.drift ?? null));
+
+  const button = h("button", { type: "button", class: "button secondary" }, "Check now");
+  let enableTimer: ReturnType<typeof setTimeout> | undefined;
+  const waitThenEnable = (seconds: number) => {
+    clearTimeout(enableTimer);
+    button.disabled = true;
+    enableTimer = setTimeout(() => {
+      button.disabled = false;
+    }, seconds * 1000);
+  };
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    button.setAttribute("aria-busy", "true");
+    button.textContent = "Checking…";
+    feedback.loading("Checking the endpoint…", 0);
+    try {
+      const checked = await api<CheckedHealth>("POST", `/providers/${encoded}/health/check`, {
+        token: viewer.token,
+      });
+      replace(body, ...healthBody(p, checked));
+      checkedNow(checked);
+      feedback.message(`Checked just now: ${HEALTH[checked.state].words}.`);
+      button.disabled = false;
+      void refreshDrift();
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 429) {
+        const wait = error.retryAfterSeconds;
+        feedback.message(
+          wait
+            ? `A check was asked for less than a minute ago. You can check again ${inWords(wait)}.`
+            : "A check was asked for a moment ago. Try again in a minute.",
+        );
+        waitThenEnable(wait ?? 60);
+      } else if (error instanceof ApiError && error.status === 401 && viewer.asOwner) {
+        setOwnerToken(codeFromPath, null);
+        void load("Your access token was refused (expired or revoked): sign in again to check now.");
+        return;
+      } else if (error instanceof ApiError && error.status === 409) {
+        feedback.message(h("span", { class: "form-error" }, error.problem.detail));
+        button.disabled = false;
+      } else {
+        feedback.message(errorBox(error, undefined, "Could not check now."));
+        button.disabled = false;
+      }
+    } finally {
+      button.removeAttribute("aria-busy");
+      button.textContent = "Check now";
+    }
+  });
+
+  async function refreshDrift(): Promise<void> {
+    try {
+      const seen = await api<Provider>("GET", `/providers/${encoded}`, { token: viewer.token });
+      replace(driftSlot, driftPanel(seen.drift ?? null));
+    } catch {
+      // The health shown is the check's own answer; an older drift panel is kept until the next read.
+    }
+  }
+
+  return section(
+    "health",
+    "Health",
+    h(
+      "p",
+      { class: "hint" },
+      "As the registry's prober finds the endpoint, checking it every few minutes; not stated by the publisher.",
+    ),
+    body,
+    mayCheck
+      ? h("div", { class: "health-actions" }, button, feedback.element)
+      : h(
+          "details",
+          { class: "owner-signin" },
+          h("summary", null, "Your agent? Sign in with its access token to check it now"),
+          ownerSignIn(),
+        ),
+    driftSlot,
+  );
 }
 
 // ---------------------------------------------------------------- recent changes (the change log)
@@ -525,9 +885,7 @@ function changesSection(): HTMLElement {
   async function load(): Promise<void> {
     changesStatus.loading("Loading recent changes…", 0);
     try {
-      const { data } = await readAsViewer<EventPage>(
-        `/events${query({ providerCode: codeFromPath, last: RECENT_EVENTS })}`,
-      );
+      const { data } = await readAs<EventPage>(`/events${query({ providerCode: codeFromPath, last: RECENT_EVENTS })}`);
       // `last` answers the newest events oldest first.
       const events = [...data.items].sort((a, b) => b.seq - a.seq);
       replace(
@@ -558,7 +916,7 @@ const snapshots = new Map<number, Promise<Snapshot>>();
 function snapshot(version: number): Promise<Snapshot> {
   let found = snapshots.get(version);
   if (!found) {
-    found = readAsViewer<Version>(`/providers/${encoded}/versions/${version}`).then((r) => r.data.snapshot);
+    found = readAs<Version>(`/providers/${encoded}/versions/${version}`).then((r) => r.data.snapshot);
     found.catch(() => snapshots.delete(version));
     snapshots.set(version, found);
   }
@@ -661,9 +1019,7 @@ function versionItem(v: VersionSummary): HTMLElement {
         // The server computes the changes (a JSON Patch); the earlier snapshot gives the "before" column.
         const [before, patch] = await Promise.all([
           snapshot(v.version - 1),
-          readAsViewer<VersionDiff>(`/providers/${encoded}/versions/${v.version - 1}/diff/${v.version}`).then(
-            (r) => r.data,
-          ),
+          readAs<VersionDiff>(`/providers/${encoded}/versions/${v.version - 1}/diff/${v.version}`).then((r) => r.data),
         ]);
         replace(
           panel,
@@ -700,7 +1056,7 @@ function versionsSection(): HTMLElement {
     more.disabled = true;
     versionStatus.loading("Loading versions…", 0);
     try {
-      const { data } = await readAsViewer<VersionPage>(`/providers/${encoded}/versions${query({ limit: 20, cursor })}`);
+      const { data } = await readAs<VersionPage>(`/providers/${encoded}/versions${query({ limit: 20, cursor })}`);
       items.append(...data.items.map(versionItem));
       cursor = data.nextCursor ?? null;
       more.hidden = !cursor;
@@ -725,7 +1081,43 @@ function versionsSection(): HTMLElement {
 
 // ---------------------------------------------------------------- load
 
-async function load(): Promise<void> {
+/** The owner's token while it is signed in on this page (set by readProfile), for the reads after the profile. */
+let ownerCredential: string | null = null;
+
+/** A read of the agent's events and versions as the profile was read: as its owner, else as readAsViewer reads. */
+async function readAs<T>(path: string): Promise<{ data: T }> {
+  if (ownerCredential) return { data: await api<T>("GET", path, { token: ownerCredential }) };
+  return readAsViewer<T>(path);
+}
+
+/**
+ * The profile as this tab may read it: with the owner's token when one was pasted here for this
+ * agent (forgotten if the server refuses it), else as readAsViewer reads (a reviewer's token).
+ */
+async function readProfile(): Promise<{ data: Provider; viewer: Viewer; droppedOwner: boolean }> {
+  const owner = ownerToken(codeFromPath);
+  ownerCredential = null;
+  snapshots.clear();
+  if (owner) {
+    try {
+      const data = await api<Provider>("GET", `/providers/${encoded}`, { token: owner });
+      ownerCredential = owner;
+      return { data, viewer: { token: owner, asOwner: true, asReviewer: false }, droppedOwner: false };
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status !== 401) throw error;
+      setOwnerToken(codeFromPath, null);
+    }
+  }
+  const { data, asReviewer } = await readAsViewer<Provider>(`/providers/${encoded}`);
+  return {
+    data,
+    viewer: { token: asReviewer ? reviewerToken() : null, asOwner: false, asReviewer },
+    droppedOwner: owner !== null,
+  };
+}
+
+/** Reads and shows the profile; `said` is announced once it is shown (after signing in or out). */
+async function load(said?: string): Promise<void> {
   replace(main, status.element);
   status.loading("Loading the profile…", 0);
   try {
@@ -736,8 +1128,12 @@ async function load(): Promise<void> {
         code: "NOT_FOUND",
         detail: "No agent code in the address.",
       });
-    const { data, asReviewer } = await readAsViewer<Provider>(`/providers/${encoded}`);
-    replace(main, ...render(data, asReviewer));
+    const { data, viewer, droppedOwner } = await readProfile();
+    replace(main, ...render(data, viewer), announcer.element);
+    announcer.message(
+      droppedOwner ? "Your access token for this agent was refused (expired or revoked), so you are signed out." : "",
+      said ?? "",
+    );
     if (location.hash) document.getElementById(location.hash.slice(1))?.scrollIntoView();
   } catch (error) {
     if (isAbort(error)) return;
@@ -754,6 +1150,14 @@ async function load(): Promise<void> {
           }.`,
         ),
         h("p", null, h("a", { class: "button secondary", href: "/" }, "Back to the directory")),
+        // An agent waiting for review is its owner's to see: the token it was given lets them in.
+        h(
+          "details",
+          { class: "owner-signin" },
+          h("summary", null, "Your agent? Sign in with its access token"),
+          ownerSignIn(),
+        ),
+        announcer.element,
       );
       return;
     }

@@ -3,14 +3,17 @@
  * session cookie the requests carry), or, without one, by pasting a reviewer token (kept in
  * sessionStorage: this tab only). The active queue with its filters, in the API's order (most
  * urgent, then oldest) or sorted here; and per item: assign, priority, comment, request changes,
- * approve with a trust tier, reject. The queue is read again after each action.
+ * approve with a trust tier, reject. The queue is read again after each action. Each item says how
+ * the registry last found the agent's endpoint, and a panel lists the approved agents that have
+ * been down for more than a day.
  */
 import { ApiError, api, isAbort, jwtClaims, query, reviewerToken, setReviewerToken } from "../client/api.ts";
 import { h, mainElement, replace, uid } from "../client/dom.ts";
 import { ACTIVE_STATUSES, PRIORITIES, TRUST_TIERS } from "../client/enums.ts";
+import { healthBadge } from "../client/health.ts";
 import { mountAccount, session, sessionHas, signInLink, signOutForm } from "../client/session.ts";
-import type { Query, Review, ReviewPage } from "../client/types.ts";
-import { badge, debounce, errorBox, field, humanize, options, Status, time, tokenForm } from "../client/ui.ts";
+import type { DownProviders, Query, Review, ReviewPage } from "../client/types.ts";
+import { badge, debounce, errorBox, field, humanize, options, Status, time, timeAgo, tokenForm } from "../client/ui.ts";
 
 const main = mainElement();
 const announcer = new Status("sr-status");
@@ -187,6 +190,7 @@ function dashboard({ token, me, expires }: Reviewer): void {
           : signOutForm("button link"),
       ),
     ),
+    downPanel(token),
     filters,
     sortNote,
     status.element,
@@ -400,6 +404,7 @@ function dashboard({ token, me, expires }: Reviewer): void {
           review.endpointVerified
             ? badge("Verified domain", "good", "The endpoint's domain is verified")
             : badge("Domain not verified", "warn", "Approving needs a note"),
+          review.healthState ? healthBadge(review.healthState) : null,
         ),
         // What a reviewer approves a client to start: each package and the variables it reads.
         review.providerPackages.length
@@ -524,6 +529,61 @@ function dashboard({ token, me, expires }: Reviewer): void {
   }
   more.addEventListener("click", () => void load(true));
   restart();
+}
+
+// ---------------------------------------------------------------- down for more than a day
+
+/**
+ * Approved agents whose endpoint has been down for more than a day, longest first: candidates for
+ * a word with their owner or a suspension. Read once with the dashboard, and again on request.
+ */
+function downPanel(token: string | null): HTMLElement {
+  const body = h("div", { class: "down-body" });
+  const progress = new Status();
+  const refresh = h("button", { type: "button", class: "button link" }, "Refresh");
+  async function load(): Promise<void> {
+    refresh.disabled = true;
+    progress.loading("Loading…", 0);
+    try {
+      const down = await api<DownProviders>("GET", "/health/down", { token });
+      replace(
+        body,
+        down.length
+          ? h(
+              "ul",
+              { class: "down-list" },
+              down.map((d) =>
+                h(
+                  "li",
+                  { "data-provider": d.providerCode },
+                  h("a", { href: `/providers/${encodeURIComponent(d.providerCode)}#health` }, d.name),
+                  " ",
+                  h("span", { class: "code" }, d.providerCode),
+                  h("span", { class: "since" }, " · down since ", timeAgo(d.since)),
+                  d.reason ? h("p", { class: "reason" }, d.reason) : null,
+                ),
+              ),
+            )
+          : h("p", { class: "muted" }, "None: no approved agent has been down for more than a day."),
+      );
+      progress.clear();
+    } catch (error) {
+      body.replaceChildren();
+      progress.message(errorBox(error, () => void load(), "Could not load the agents that are down."));
+    } finally {
+      refresh.disabled = false;
+    }
+  }
+  refresh.addEventListener("click", () => void load());
+  void load();
+  return h(
+    "section",
+    { class: "down-panel", "aria-labelledby": "down-title" },
+    h("div", { class: "down-head" }, h("h2", { id: "down-title" }, "Down for more than a day"), refresh),
+    h("p", { class: "hint" }, "Approved agents whose endpoint the registry has found down for over 24 hours."),
+    body,
+    progress.element,
+  );
 }
 
 void start();
