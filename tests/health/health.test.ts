@@ -323,6 +323,60 @@ describe("state changes and drift are in the event log, for those the log's rule
   });
 });
 
+describe("for reviewers", () => {
+  test("approved agents DOWN for more than 24 hours are listed, longest first; nobody else may read the list", async () => {
+    const reviewer = await reviewerToken();
+    const gone = await register({
+      url: peers.health.urlOf("/api"),
+      protocol: "HTTP_JSON",
+      authScheme: "NONE",
+      healthUrl: peers.health.urlOf("/gone"),
+    });
+    const fresh = await register({
+      url: peers.health.urlOf("/api"),
+      protocol: "HTTP_JSON",
+      authScheme: "NONE",
+      healthUrl: peers.health.urlOf("/gone"),
+    });
+    for (const agent of [gone, fresh]) {
+      await call("POST", `/api/v1/reviews/${await activeReviewCode(agent.providerCode)}/decision`, {
+        app,
+        token: reviewer,
+        body: { decision: "APPROVE", note: "down list" },
+      });
+      expect((await checkNow(agent)).state).toBe("DOWN");
+    }
+    // A day and more ago, as far as the record goes: a test cannot wait 24 hours.
+    await db.providerHealth.update({
+      where: { providerId: await idOf(gone) },
+      data: { since: new Date(Date.now() - 25 * 3_600_000) },
+    });
+    const answer = await call("GET", "/api/v1/health/down", { app, token: reviewer });
+    expect(answer.status).toBe(200);
+    const codes = (answer.body as { providerCode: string }[]).map((d) => d.providerCode);
+    expect(codes).toContain(gone.providerCode);
+    expect(codes).not.toContain(fresh.providerCode);
+    expect(
+      (answer.body as { providerCode: string; reason: string }[]).find((d) => d.providerCode === gone.providerCode)
+        ?.reason,
+    ).toMatch(/404/);
+    expect((await call("GET", "/api/v1/health/down", { app })).status).toBe(401);
+    expect((await call("GET", "/api/v1/health/down", { app, token: gone.accessToken })).status).toBe(403);
+    // Search takes the health filter too.
+    const search = await call(
+      "GET",
+      `/api/v1/providers?search=${encodeURIComponent("Route Planner")}&health=DOWN&limit=100`,
+      { app, token: reviewer },
+    );
+    expect(
+      (search.body as { items: { providerCode: string; healthState: string }[] }).items.every(
+        (i) => i.healthState === "DOWN",
+      ),
+    ).toBe(true);
+    expect(JSON.stringify(search.body)).toContain(gone.providerCode);
+  });
+});
+
 describe("check now", () => {
   test("is for the owner and reviewers, at most once per HEALTH_CHECK_NOW_SECONDS; nothing changes when refused", async () => {
     const limited = appWith({ OUTBOUND_TEST_HOSTS: peers.testHosts, HEALTH_CHECK_NOW_SECONDS: "60" });

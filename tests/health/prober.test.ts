@@ -27,6 +27,20 @@ beforeAll(async () => {
     HEALTH_LEASE_MS: "20000",
   };
   app = appWith(env);
+  // Results older than HEALTH_RESULT_HOURS and hourly counts older than 30 days, for the prober to prune.
+  const hours = (n: number) => new Date(Date.now() - n * 3_600_000);
+  await db.healthCheck.createMany({
+    data: [
+      { providerId: -1, at: hours(49), outcome: "UP", latencyMs: 1, reason: "old" },
+      { providerId: -1, at: hours(47), outcome: "UP", latencyMs: 1, reason: "kept" },
+    ],
+  });
+  await db.healthHourly.createMany({
+    data: [
+      { providerId: -1, hour: hours(31 * 24 + 2), checks: 1, up: 1 },
+      { providerId: -1, hour: hours(29 * 24), checks: 1, up: 1 },
+    ],
+  });
   const config = loadConfig({ ...process.env, NODE_ENV: "test", ...env });
   prober = startProber({
     db,
@@ -67,6 +81,17 @@ const healthUrl = (path: string) => ({
   protocol: "HTTP_JSON",
   authScheme: "NONE",
   healthUrl: peers.health.urlOf(path),
+});
+
+test("old results are pruned: each check's own for HEALTH_RESULT_HOURS (48), the hourly counts for 30 days", async () => {
+  await until(
+    async () =>
+      (await db.healthCheck.count({ where: { providerId: -1 } })) === 1 &&
+      (await db.healthHourly.count({ where: { providerId: -1 } })) === 1,
+    "the old result and counts pruned",
+  );
+  expect((await db.healthCheck.findMany({ where: { providerId: -1 } })).map((c) => c.reason)).toEqual(["kept"]);
+  expect(await db.healthHourly.count({ where: { providerId: -1 } })).toBe(1);
 });
 
 describe("the schedule", () => {
