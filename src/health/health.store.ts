@@ -127,7 +127,8 @@ export async function syncTargets(
               Prisma.sql`INSERT INTO "provider_health" ("providerId", "target", "host", "state", "since", "reason", "nextCheckAt", "pendingCount", "downStreak")
                 VALUES ${Prisma.join(
                   probing.map((c) => {
-                    const due = only ? now : new Date(now.getTime() + random() * options.intervalSeconds * 1000);
+                    // Spread over 90% of an interval, so that each is checked within its interval of the start.
+                    const due = only ? now : new Date(now.getTime() + random() * options.intervalSeconds * 900);
                     const reason = c.probed
                       ? "The endpoint changed; it has not been checked since."
                       : "Not checked yet.";
@@ -166,11 +167,14 @@ export interface Claimed {
   pendingState: string | null;
   pendingCount: number;
   downStreak: number;
+  /** Null until its first check: that first result sets the state at once. */
+  checkedAt: Date | null;
   live: Live | null;
+  liveHash: string | null;
   drift: DriftRecord | null;
 }
 
-const CLAIMED_COLUMNS = Prisma.sql`"providerId", "target", "host", "state", "pendingState", "pendingCount", "downStreak", "live", "drift"`;
+const CLAIMED_COLUMNS = Prisma.sql`"providerId", "target", "host", "state", "pendingState", "pendingCount", "downStreak", "checkedAt", "live", "liveHash", "drift"`;
 
 function claimedOf(row: Record<string, unknown>, leaseToken: string): Claimed {
   return {
@@ -182,7 +186,9 @@ function claimedOf(row: Record<string, unknown>, leaseToken: string): Claimed {
     pendingState: (row.pendingState as string | null) ?? null,
     pendingCount: Number(row.pendingCount),
     downStreak: Number(row.downStreak),
+    checkedAt: row.checkedAt === null ? null : asDate(row.checkedAt),
     live: row.live === null ? null : (asJson(row.live) as unknown as Live),
+    liveHash: (row.liveHash as string | null) ?? null,
     drift: row.drift === null ? null : driftRecordOf(asJson(row.drift)),
   };
 }
@@ -209,8 +215,13 @@ export async function claimDue(
     Prisma.sql`SELECT c."providerId" FROM (
         SELECT h."providerId", h."host", h."nextCheckAt",
           ROW_NUMBER() OVER (PARTITION BY h."host" ORDER BY h."nextCheckAt", h."providerId") AS "rank"
-        FROM "provider_health" AS h
-        WHERE h."nextCheckAt" <= ${now} AND (h."leaseUntil" IS NULL OR h."leaseUntil" < ${now})
+        FROM (
+          -- The most overdue first, and only as many as a claim can use: a prober that fell behind
+          -- must not rank every due row at each claim.
+          SELECT d."providerId", d."host", d."nextCheckAt" FROM "provider_health" AS d
+          WHERE d."nextCheckAt" <= ${now} AND (d."leaseUntil" IS NULL OR d."leaseUntil" < ${now})
+          ORDER BY d."nextCheckAt" LIMIT ${limit * 8}
+        ) AS h
       ) AS c
       WHERE c."rank" + (SELECT COUNT(*) FROM "provider_health" AS o WHERE o."host" = c."host" AND o."leaseUntil" >= ${now}) <= ${perHost}
       ORDER BY c."nextCheckAt" LIMIT ${limit}`,
@@ -320,13 +331,16 @@ export async function recordCheck(
   },
 ): Promise<Recorded> {
   const { at } = options;
-  const machine = afterResult(claimed, result.outcome, options.confirmations);
+  // A first result has nothing to confirm against: "not checked yet" is no finding.
+  const machine = afterResult(claimed, result.outcome, claimed.checkedAt === null ? 1 : options.confirmations);
   const changed = machine.state !== claimed.state;
   const downStreak = result.outcome === "DOWN" ? claimed.downStreak + 1 : 0;
   const next = nextCheckAt(machine, downStreak, at, options, options.random);
   return rawTransaction(db, async (tx) => {
-    // What the agent declares matters only when the check saw what it has live (tools, a card).
-    const wants = result.live ? await declared(tx, claimed.providerId, options.base) : null;
+    // What the agent declares matters only when the check saw what it has live (tools, a card), and
+    // it can change nothing while the live form is as before and matched the declaration then.
+    const unchanged = result.live && claimed.drift === null && canonicalHash(result.live) === claimed.liveHash;
+    const wants = result.live && !unchanged ? await declared(tx, claimed.providerId, options.base) : null;
     let drift = claimed.drift;
     let newDrift: Drift | null = null;
     if (result.live && wants) {

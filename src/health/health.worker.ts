@@ -16,6 +16,7 @@ import { type Claimed, claimDue, pruneChecks, type Recorded, recordCheck, syncTa
 
 /** The kinds after which a provider's probed target may have changed. */
 const TARGET_KINDS = ["PROVIDER_CREATED", "PROVIDER_UPDATED", "LIFECYCLE_CHANGED"];
+const TARGET_KIND_SET: ReadonlySet<string> = new Set(TARGET_KINDS);
 /** How often every profile is compared with its probed row, beside following the log. */
 const FULL_SYNC_MS = 10 * 60_000;
 /** How often old results are pruned. */
@@ -23,7 +24,7 @@ const PRUNE_MS = 10 * 60_000;
 
 /** Where new events are announced (the replica's tail of the log). */
 export interface EventTail {
-  onAppended(listener: () => void): () => void;
+  onAppended(listener: (events: readonly { kind: string }[]) => void): () => void;
 }
 
 /** What the prober needs of the metrics. */
@@ -89,6 +90,7 @@ export function startProber(options: ProberOptions): Prober {
   const log = options.log ?? (() => {});
   const stats: ProberStats = { checks: 0, lost: 0, inFlight: 0 };
   const inFlight = new Set<Promise<void>>();
+  const claimBatch = Math.max(1, Math.floor(config.concurrency / 4));
   let stopped = false;
   const stopping = new AbortController();
   let running: Promise<void> | undefined;
@@ -114,12 +116,15 @@ export function startProber(options: ProberOptions): Prober {
       seq = through;
       lastFull = now.getTime();
     } else {
+      const through = await lastSeq(db);
       const events = await readEvents(db, { after: seq, limit: 500, audience: { kind: "admin" }, kinds: TARGET_KINDS });
       const ids = [...new Set(events.flatMap((e) => (e.providerId === null ? [] : [e.providerId])))];
       if (ids.length > 0) await syncTargets(db, { now, intervalSeconds: config.intervalSeconds, providerIds: ids });
-      const last = events.at(-1);
-      if (last) seq = last.seq;
-      if (events.length === 500) wantSync = true;
+      // A short read saw every event up to the log's end as it was: the next one starts there.
+      if (events.length === 500) {
+        seq = (events.at(-1) as { seq: number }).seq;
+        wantSync = true;
+      } else seq = Math.max(through, events.at(-1)?.seq ?? 0);
       if (ids.length > 0) wantPump = true;
     }
     if (now.getTime() - lastPrune > PRUNE_MS) {
@@ -167,7 +172,8 @@ export function startProber(options: ProberOptions): Prober {
         const check: Promise<void> = run(c).finally(() => {
           inFlight.delete(check);
           stats.inFlight = inFlight.size;
-          schedule({ pump: true });
+          // Claims come in batches (each costs a scan of what is due), or at the next poll.
+          if (config.concurrency - inFlight.size >= claimBatch || inFlight.size === 0) schedule({ pump: true });
         });
         inFlight.add(check);
       }
@@ -195,7 +201,10 @@ export function startProber(options: ProberOptions): Prober {
   void Promise.resolve(options.tail).then(
     (tail) => {
       if (!tail || stopped) return;
-      unsubscribe = tail.onAppended(() => schedule({ sync: true }));
+      // Only a change of a profile can change what is probed: the prober's own events do not.
+      unsubscribe = tail.onAppended((events) => {
+        if (events.some((e) => TARGET_KIND_SET.has(e.kind))) schedule({ sync: true });
+      });
     },
     (error) => warn("the prober follows profile changes by its full passes only", error),
   );

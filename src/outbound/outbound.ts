@@ -191,6 +191,10 @@ interface Sending {
 
 export function createOutbound(config: OutboundConfig): Outbound {
   const acquire = semaphore(config.concurrency);
+  // Kept-alive connections are the ones made to checked addresses: a reused one is never looked up
+  // again. Idle ones close after a few seconds; TLS sessions are resumed from the agent's cache. Test
+  // hosts share one loopback port each, so they keep a connection per request.
+  const keptAlive = config.keepAlive ? new https.Agent({ keepAlive: true, maxSockets: 8, timeout: 4000 }) : false;
 
   /** A resolver of its own per look-up, so a deadline can cancel it without touching others. */
   function resolver(): Resolver {
@@ -302,7 +306,7 @@ export function createOutbound(config: OutboundConfig): Outbound {
         headers,
         lookup,
         servername: ipaddr.isValid(target.hostname) ? undefined : target.hostname,
-        agent: false,
+        agent: keptAlive,
       });
     }
     return new Promise((resolve, reject) => {

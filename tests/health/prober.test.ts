@@ -3,6 +3,8 @@
  * event log, checks each on its interval, confirms a change with a second result before the state
  * moves, starts over when the endpoint changes, forgets a retired agent, and stops at once.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { loadConfig } from "../../src/config.ts";
 import { type Prober, startProber } from "../../src/health/health.worker.ts";
@@ -15,12 +17,17 @@ let peers: Peers;
 let app: App;
 let prober: Prober;
 const observed: string[] = [];
+/** What the toggle host's /health answers now. */
+let toggle = 200;
 
 beforeAll(async () => {
   peers = await startPeers();
   closeAfterAll(() => peers.close());
+  const toggler = createServer((_req, res) => res.writeHead(toggle).end());
+  await new Promise<void>((resolve) => toggler.listen(0, "127.0.0.1", resolve));
+  closeAfterAll(() => new Promise((resolve) => toggler.close(resolve)));
   const env = {
-    OUTBOUND_TEST_HOSTS: peers.testHosts,
+    OUTBOUND_TEST_HOSTS: `${peers.testHosts},toggle.test=127.0.0.1:${(toggler.address() as AddressInfo).port}`,
     HEALTH_INTERVAL_SECONDS: "1",
     HEALTH_POLL_MS: "50",
     HEALTH_TIMEOUT_MS: "8000",
@@ -95,13 +102,11 @@ test("old results are pruned: each check's own for HEALTH_RESULT_HOURS (48), the
 });
 
 describe("the schedule", () => {
-  test("a new agent is found through the log and checked; the state moves after two agreeing results, then on every interval", async () => {
+  test("a new agent is found through the log and checked, its first result taken at once, then on every interval", async () => {
     const agent = await register(healthUrl("/health"));
     await until(async () => (await health(agent.providerCode))?.state === "UP", "the agent UP");
-    const first = await checksOf(agent.providerCode);
-    // UNKNOWN → UP took two results in a row.
-    expect(first.map((c) => c.outcome).slice(0, 2)).toEqual(["UP", "UP"]);
-    await until(async () => (await checksOf(agent.providerCode)).length >= 4, "two more checks");
+    expect((await checksOf(agent.providerCode)).map((c) => c.outcome)).toEqual(["UP"]);
+    await until(async () => (await checksOf(agent.providerCode)).length >= 3, "two more checks");
     const checks = await checksOf(agent.providerCode);
     // Each on its interval, less its jitter (at most 10%), never twice at once.
     for (let i = 1; i < checks.length; i++) {
@@ -112,6 +117,26 @@ describe("the schedule", () => {
   });
 
   test("an endpoint that goes away becomes DOWN only once two checks agree", async () => {
+    const agent = await register({
+      url: "https://toggle.test/api",
+      protocol: "HTTP_JSON",
+      authScheme: "NONE",
+      healthUrl: "https://toggle.test/health",
+    });
+    await until(async () => (await health(agent.providerCode))?.state === "UP", "the agent UP");
+    const before = (await checksOf(agent.providerCode)).length;
+    toggle = 404;
+    await until(async () => (await checksOf(agent.providerCode)).length > before, "a check that finds it gone");
+    // One DOWN result is not yet a state: it waits for the next check (within 30 s, here the interval).
+    expect((await health(agent.providerCode))?.state).toBe("UP");
+    await until(async () => (await health(agent.providerCode))?.state === "DOWN", "the agent DOWN");
+    const outcomes = (await checksOf(agent.providerCode)).map((c) => c.outcome);
+    expect(outcomes.slice(-2)).toEqual(["DOWN", "DOWN"]);
+    expect((await health(agent.providerCode))?.reason).toMatch(/404/);
+    toggle = 200;
+  });
+
+  test("a changed endpoint starts over", async () => {
     const agent = await register(healthUrl("/health"));
     await until(async () => (await health(agent.providerCode))?.state === "UP", "the agent UP");
     const patched = await call("PATCH", `/api/v1/providers/${agent.providerCode}`, {
@@ -120,11 +145,8 @@ describe("the schedule", () => {
       body: { endpoint: healthUrl("/gone") },
     });
     expect(patched.status).toBe(200);
-    // The changed endpoint starts over, and is DOWN after two 404s.
+    // Another endpoint: its first result is taken at once, as a new agent's is.
     await until(async () => (await health(agent.providerCode))?.state === "DOWN", "the agent DOWN");
-    const checks = await checksOf(agent.providerCode);
-    const downs = checks.filter((c) => c.outcome === "DOWN");
-    expect(downs.length).toBeGreaterThanOrEqual(2);
     expect((await health(agent.providerCode))?.reason).toMatch(/404/);
   });
 
