@@ -5,6 +5,7 @@
  * runs it; the lease makes each check one replica's. A state change or a drift is published like a
  * write: the response cache forgets, the feed announces.
  */
+import { setMaxListeners } from "node:events";
 import type { HealthConfig } from "../config.ts";
 import type { Db } from "../db/client.ts";
 import { lastSeq, readEvents } from "../events/event.store.ts";
@@ -93,6 +94,8 @@ export function startProber(options: ProberOptions): Prober {
   const claimBatch = Math.max(1, Math.floor(config.concurrency / 4));
   let stopped = false;
   const stopping = new AbortController();
+  // Every check under way listens to it: up to HEALTH_CONCURRENCY listeners is no leak.
+  setMaxListeners(0, stopping.signal);
   let running: Promise<void> | undefined;
   let wantSync = true;
   let wantPump = true;

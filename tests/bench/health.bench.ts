@@ -41,6 +41,7 @@ import pg from "pg";
 import { DAY, type SyntheticAgent, syntheticAgent } from "../../scripts/synthetic/agent.ts";
 import { postgresWriter } from "../../scripts/synthetic/writer.postgresql.ts";
 import { sqliteWriter } from "../../scripts/synthetic/writer.sqlite.ts";
+import { loadConfig } from "../../src/config.ts";
 import { sqlitePath } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrate.ts";
 
@@ -52,8 +53,8 @@ const LATE_FACTOR = 1.1;
 const CPU_TARGET = 0.1;
 /** Results disagreeing with the state are confirmed this soon (CONFIRM_SECONDS in health.rules.ts). */
 const CONFIRM_SECONDS = 30;
-/** HEALTH_CONCURRENCY's default: checks under way at once. */
-const CONCURRENCY = 16;
+/** The prober's default of checks at once, as the service under measure reads it. */
+const CONCURRENCY = loadConfig({ NODE_ENV: "test" }).health.concurrency;
 
 const { values } = parseArgs({
   options: {
