@@ -113,7 +113,9 @@ describe("raw reads equal Prisma's", () => {
           domains: { where: { state: "VERIFIED" }, orderBy: { id: "asc" }, omit: { token: true } },
         },
       });
-      const { predecessorRows, ...rest } = raw as NonNullable<typeof raw>;
+      // Health is read with the row (null: nothing probes in this file), not a column of it.
+      const { predecessorRows, healthRow, ...rest } = raw as NonNullable<typeof raw>;
+      expect(healthRow).toBeNull();
       expect(rest).toEqual(orm);
       // Predecessors: the providers naming this one as successor, by code.
       const predecessors = await db.provider.findMany({
@@ -146,7 +148,7 @@ describe("raw reads equal Prisma's", () => {
     const created = await intake({ policy: null, description: null });
     const raw = await readProvider(db, created.providerCode, { tokens: false, events: false, domains: false });
     const orm = await db.provider.findUniqueOrThrow({ where: { providerCode: created.providerCode } });
-    expect(raw).toEqual({ ...orm, tokens: [], events: [], domains: [], predecessorRows: [] });
+    expect(raw).toEqual({ ...orm, tokens: [], events: [], domains: [], predecessorRows: [], healthRow: null });
     expect(
       await readProvider(db, `${created.providerCode}-none`, { tokens: true, events: true, domains: true }),
     ).toBeNull();
