@@ -7,13 +7,8 @@
  * (`Exchange`), and the outcome is decided from those facts rather than from error messages.
  */
 import { setMaxListeners } from "node:events";
-import { AgentCard } from "@a2a-js/sdk";
-import { DefaultAgentCardResolver } from "@a2a-js/sdk/client";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { AgentCard } from "@a2a-js/sdk";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { SERVICE_VERSION } from "../config.ts";
 import type { FetchLike, Outbound, OutboundError } from "../outbound/outbound.ts";
 import { type CheckResult, cardParts, liveTools, type Target } from "./health.rules.ts";
@@ -86,6 +81,31 @@ const ACCEPT_ANY = {
   getValidator: () => (input: unknown) => ({ valid: true as const, data: input as never, errorMessage: undefined }),
 };
 
+/**
+ * The SDKs, loaded when the first check runs: every process that builds the app (each test file,
+ * a replica with HEALTH=off) would otherwise load both clients and their validators for nothing.
+ */
+const mcpSdk = lazy(async () => ({
+  ...(await import("@modelcontextprotocol/sdk/client/index.js")),
+  ...(await import("@modelcontextprotocol/sdk/client/sse.js")),
+  ...(await import("@modelcontextprotocol/sdk/client/streamableHttp.js")),
+}));
+const a2aSdk = lazy(async () => ({
+  ...(await import("@a2a-js/sdk")),
+  ...(await import("@a2a-js/sdk/client")),
+}));
+
+function lazy<T>(load: () => Promise<T>): () => Promise<T> {
+  let loaded: Promise<T> | undefined;
+  return () => {
+    loaded ??= load();
+    return loaded;
+  };
+}
+
+/** MCP's JSON-RPC error code for a request that timed out (the SDK's ErrorCode.RequestTimeout). */
+const REQUEST_TIMEOUT = -32001;
+
 /** A check's outcome before its latency is added. */
 type Outcome = Omit<CheckResult, "latencyMs">;
 
@@ -122,6 +142,7 @@ function byStatus(exchange: Exchange): Outcome | undefined {
 /** An MCP server: `initialize`, then `tools/list` when it offers tools. */
 async function probeMcp(target: Target, exchange: Exchange, timeoutMs: number): Promise<Outcome> {
   const url = new URL(target.url);
+  const { Client, SSEClientTransport, StreamableHTTPClientTransport } = await mcpSdk();
   const client = new Client(
     { name: "agent-registry-prober", version: SERVICE_VERSION },
     // The prober calls no tool, so it never checks a tool's output against its schema; the SDK's
@@ -162,7 +183,7 @@ async function probeMcp(target: Target, exchange: Exchange, timeoutMs: number): 
 /** The outcome of a failed exchange: the deadline, the door's refusal, a telling status, or not the protocol. */
 function failed(exchange: Exchange, error: unknown, what: string): Outcome {
   const message = error instanceof Error ? error.message : String(error);
-  if (exchange.timedOut || (error as { code?: unknown })?.code === ErrorCode.RequestTimeout) {
+  if (exchange.timedOut || (error as { code?: unknown })?.code === REQUEST_TIMEOUT) {
     return { outcome: "UNKNOWN", reason: "No answer in time." };
   }
   if (exchange.refused) return refusal(exchange.refused);
@@ -183,6 +204,7 @@ function failed(exchange: Exchange, error: unknown, what: string): Outcome {
 /** An A2A agent: its card at the endpoint's origin, read as an A2A v1 card (a v0.3 card translated). */
 async function probeA2a(target: Target, exchange: Exchange): Promise<Outcome> {
   const origin = new URL(target.url).origin;
+  const { AgentCard, DefaultAgentCardResolver } = await a2aSdk();
   const resolver = new DefaultAgentCardResolver({
     fetchImpl: exchange.fetch as typeof fetch,
     legacyCompat: { enabled: true },
@@ -191,7 +213,7 @@ async function probeA2a(target: Target, exchange: Exchange): Promise<Outcome> {
   for (const path of CARD_PATHS) {
     const before = exchange.statuses.length;
     try {
-      const card = wireForm(await resolver.resolve(origin, path));
+      const card = wireForm(await resolver.resolve(origin, path), AgentCard);
       const problem = cardProblem(card);
       if (problem) return { outcome: "WRONG_PROTOCOL", reason: `Serves ${path}, but not an A2A card: ${problem}.` };
       const parts = cardParts(card as unknown as Parameters<typeof cardParts>[0]);
@@ -216,7 +238,10 @@ async function probeA2a(target: Target, exchange: Exchange): Promise<Outcome> {
  * The card in A2A v1's JSON form: the SDK answers its parsed (ts-proto) form when the card's
  * security is written the proto way, and the JSON as it came otherwise; drift compares the JSON form.
  */
-function wireForm(card: unknown): unknown {
+function wireForm(
+  card: unknown,
+  AgentCard: { fromJSON(o: unknown): AgentCard; toJSON(c: AgentCard): unknown },
+): unknown {
   if (typeof card !== "object" || card === null) return card;
   const parsed = JSON.stringify(card).includes('"$case"') ? (card as AgentCard) : AgentCard.fromJSON(card);
   return AgentCard.toJSON(parsed);

@@ -9,6 +9,7 @@ import { setMaxListeners } from "node:events";
 import type { HealthConfig } from "../config.ts";
 import type { Db } from "../db/client.ts";
 import { lastSeq, readEvents } from "../events/event.store.ts";
+import type { Tail } from "../events/event.tail.ts";
 import type { FeedNote } from "../feed/feed.outbox.ts";
 import type { Outbound } from "../outbound/outbound.ts";
 import { probe } from "./health.probe.ts";
@@ -23,10 +24,8 @@ const FULL_SYNC_MS = 10 * 60_000;
 /** How often old results are pruned. */
 const PRUNE_MS = 10 * 60_000;
 
-/** Where new events are announced (the replica's tail of the log). */
-export interface EventTail {
-  onAppended(listener: (events: readonly { kind: string }[]) => void): () => void;
-}
+/** Where new events are announced: the replica's tail of the log. */
+type EventTail = Pick<Tail, "onAppended">;
 
 /** What the prober needs of the metrics. */
 export interface CheckMetrics {
