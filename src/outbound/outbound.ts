@@ -11,6 +11,7 @@ import { Resolver } from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
+import { finished } from "node:stream/promises";
 import ipaddr from "ipaddr.js";
 import { getDomain } from "tldts";
 import { type OutboundConfig, SERVICE_VERSION } from "../config.ts";
@@ -189,12 +190,24 @@ interface Sending {
   headers: Record<string, string>;
 }
 
+/**
+ * Keeps connections per host name, though many test hosts share one loopback port: what a real
+ * host's own address gives the https agent (a test host never shares another name's connection).
+ */
+class PerNameAgent extends http.Agent {
+  override getName(options: http.ClientRequestArgs = {}): string {
+    const headers = options.headers as Record<string, string> | undefined;
+    return `${super.getName(options)}:${headers?.host ?? ""}`;
+  }
+}
+
 export function createOutbound(config: OutboundConfig): Outbound {
   const acquire = semaphore(config.concurrency);
   // Kept-alive connections are the ones made to checked addresses: a reused one is never looked up
-  // again. Idle ones close after a few seconds; TLS sessions are resumed from the agent's cache. Test
-  // hosts share one loopback port each, so they keep a connection per request.
-  const keptAlive = config.keepAlive ? new https.Agent({ keepAlive: true, maxSockets: 8, timeout: 4000 }) : false;
+  // again. Idle ones close after a few seconds; TLS sessions are resumed from the agent's cache.
+  const kept = { keepAlive: true, maxSockets: 8, timeout: 4000 };
+  const keptAlive = config.keepAlive ? new https.Agent(kept) : false;
+  const testKeptAlive = config.keepAlive && config.testHosts.size > 0 ? new PerNameAgent(kept) : false;
 
   /** A resolver of its own per look-up, so a deadline can cancel it without touching others. */
   function resolver(): Resolver {
@@ -288,7 +301,7 @@ export function createOutbound(config: OutboundConfig): Outbound {
         port: target.test.port,
         path: target.url.pathname + target.url.search,
         headers: { ...headers, host: target.url.host },
-        agent: false,
+        agent: testKeptAlive,
       });
     } else {
       // The name was resolved and checked once: the connection goes to those addresses, never to a
@@ -527,11 +540,13 @@ export function createOutbound(config: OutboundConfig): Outbound {
     let timer: NodeJS.Timeout | undefined;
     // Once cancelled, cut or ended, what `res` still emits has nowhere to go.
     let over = false;
+    // An answer whose bytes are all in is drained rather than cut, so its connection is kept alive.
     const finish = () => {
       over = true;
       clearTimeout(timer);
       signal?.removeEventListener("abort", aborted);
-      res.destroy();
+      if (res.complete) res.resume();
+      else res.destroy();
       done();
     };
     let controller: ReadableStreamDefaultController<Uint8Array>;
@@ -569,7 +584,11 @@ export function createOutbound(config: OutboundConfig): Outbound {
         res.resume();
       },
       cancel() {
+        // An answer already in whole (a 202's empty body) ends in a moment: the caller that waits
+        // for the cancel then finds its connection free for the next request.
+        const ending = res.complete && !over ? finished(res).catch(() => {}) : undefined;
         finish();
+        return ending;
       },
     });
     // A body-less status may not carry a body in a WHATWG Response.

@@ -111,9 +111,13 @@ describe("each protocol spoken with its library, each state said in plain words"
     // No prober runs in this file: nothing is known until a check is asked for.
     expect((await profile(agent)).health).toBeNull();
 
+    const [requests, connections] = [peers.mcpOpen.requests(), peers.mcpOpen.connections()];
     const health = await checkNow(agent);
     expect(health.state).toBe("UP");
     expect(health.reason).toMatch(/answers MCP and lists 2 tools/);
+    // initialize, its notification and tools/list, on one kept-alive connection (one TLS handshake).
+    expect(peers.mcpOpen.requests() - requests).toBe(3);
+    expect(peers.mcpOpen.connections() - connections).toBeLessThanOrEqual(1);
     expect(health.latencyMs).toEqual(expect.any(Number));
     expect(health.uptime24h).toBe(1);
     // A first result has nothing to confirm: one check.

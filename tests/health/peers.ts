@@ -58,6 +58,8 @@ export interface Peer {
   localOf(path: string): string;
   /** HTTP requests received so far (every method and path). */
   requests(): number;
+  /** Connections accepted so far. */
+  connections(): number;
 }
 
 export interface ChangingPeer extends Peer {
@@ -140,10 +142,11 @@ export interface Peers {
   close(): Promise<void>;
 }
 
-/** A listening server: its port, its request count, and how to close it with its sockets. */
+/** A listening server: its port, its request and connection counts, and how to close it with its sockets. */
 interface Served {
   port: number;
   requests(): number;
+  connections(): number;
   close(): Promise<void>;
 }
 
@@ -164,7 +167,9 @@ async function serve(handler: (req: IncomingMessage, res: ServerResponse) => unk
       });
   };
   const server = createServer(listener);
+  let connections = 0;
   server.on("connection", (socket) => {
+    connections++;
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
   });
@@ -172,6 +177,7 @@ async function serve(handler: (req: IncomingMessage, res: ServerResponse) => unk
   return {
     port: (server.address() as AddressInfo).port,
     requests: () => count,
+    connections: () => connections,
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
@@ -192,6 +198,7 @@ function peerOf(served: Served, host: string, path: string): Peer {
     urlOf,
     localOf,
     requests: served.requests,
+    connections: served.connections,
   };
 }
 

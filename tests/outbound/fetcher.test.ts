@@ -20,6 +20,8 @@ const server = createServer((req, res) => {
     const path = req.url ?? "/";
     seen.push({ method: req.method ?? "", path, body: Buffer.concat(chunks).toString(), headers: req.headers });
     if (path === "/echo") return res.writeHead(200, { "content-type": "text/plain" }).end(`${req.method} ok`);
+    // As an MCP server takes a notification: 202, no body, chunked.
+    if (path === "/accepted") return res.writeHead(202).end();
     if (path === "/redirect") return res.writeHead(302, { location: "https://b.door.test/echo" }).end();
     if (path === "/away") return res.writeHead(302, { location: "https://private.test/echo" }).end();
     if (path === "/big") {
@@ -41,6 +43,8 @@ const server = createServer((req, res) => {
     held.push(res);
   });
 });
+let connections = 0;
+server.on("connection", () => connections++);
 let dns: TestDns;
 let env: Record<string, string>;
 
@@ -141,4 +145,18 @@ test("the caller's signal cancels a request and a body; a signal aborted already
   });
   expect(seen.map((s) => s.path)).toEqual(["/stream"]);
   expect(failures.map((f) => f.reason)).toEqual(["CANCELLED", "CANCELLED"]);
+});
+
+test("a kept-alive door (the prober's) keeps a connection per name, given back by a cancelled answer already in whole", async () => {
+  const fetch = createOutbound({ ...loadConfig(env).outbound, keepAlive: true }).fetcher();
+  const before = connections;
+  const accepted = await fetch("https://a.door.test/accepted", { method: "POST", body: "{}" });
+  expect(accepted.status).toBe(202);
+  // What the MCP client does with a 202 before its next request.
+  await accepted.body?.cancel();
+  expect(await (await fetch("https://a.door.test/echo")).text()).toBe("GET ok");
+  expect(connections - before).toBe(1);
+  // Another name on the same loopback port stands for another host: never the same connection.
+  expect(await (await fetch("https://b.door.test/echo")).text()).toBe("GET ok");
+  expect(connections - before).toBe(2);
 });
