@@ -7,7 +7,7 @@
  * replicas each runs once; its record is written only while the claim is still this replica's.
  */
 import { randomBytes } from "node:crypto";
-import { type Db, jsonArg, type Queryable, queryRows, rawTransaction } from "../db/client.ts";
+import { type Db, jsonArg, type Queryable, queryRows, type RawTx, rawTransaction } from "../db/client.ts";
 import { asDate, asJson } from "../db/model.ts";
 import type { EventKind } from "../events/event.rules.ts";
 import type { LoggedEvent } from "../events/event.store.ts";
@@ -309,96 +309,107 @@ export interface Recorded {
   state: HealthState;
 }
 
+/** A finished check to record: its claim, its result, and when it ended. */
+export interface CheckRecord {
+  claimed: Claimed;
+  result: CheckResult;
+  at: Date;
+}
+
+/** What recording takes beside the checks. */
+export interface RecordOptions {
+  confirmations: number;
+  intervalSeconds: number;
+  maxBackoffSeconds: number;
+  driftReview: boolean;
+  /** The registry's public base URL, for the card it exports (what A2A drift compares against). */
+  base: string;
+  random?: () => number;
+}
+
 /**
- * Records a check while the claim is still this replica's: the result, its hour's counts, the state
+ * Records checks in one transaction (one commit, so one sync of SQLite's log for a whole batch),
+ * each only while its claim is still this replica's: the result, its hour's counts, the state
  * machine, the next check, and drift. A state change sets the provider's `healthState` and logs
  * HEALTH_CHANGED; a new drift logs DRIFT_DETECTED and, with `driftReview`, opens an UPDATE review of an
  * approved agent whose live tools or skills changed. A check adds no profile version.
  */
-export async function recordCheck(
-  db: Db,
-  claimed: Claimed,
-  result: CheckResult,
-  options: {
-    at: Date;
-    confirmations: number;
-    intervalSeconds: number;
-    maxBackoffSeconds: number;
-    driftReview: boolean;
-    /** The registry's public base URL, for the card it exports (what A2A drift compares against). */
-    base: string;
-    random?: () => number;
-  },
-): Promise<Recorded> {
-  const { at } = options;
+export async function recordChecks(db: Db, batch: readonly CheckRecord[], options: RecordOptions): Promise<Recorded[]> {
+  return rawTransaction(db, async (tx) => {
+    const recorded: Recorded[] = [];
+    for (const check of batch) recorded.push(await recordOne(tx, check, options));
+    return recorded;
+  });
+}
+
+async function recordOne(tx: RawTx, { claimed, result, at }: CheckRecord, options: RecordOptions): Promise<Recorded> {
   // A first result has nothing to confirm against: "not checked yet" is no finding.
   const machine = afterResult(claimed, result.outcome, claimed.checkedAt === null ? 1 : options.confirmations);
   const changed = machine.state !== claimed.state;
   const downStreak = result.outcome === "DOWN" ? claimed.downStreak + 1 : 0;
   const next = nextCheckAt(machine, downStreak, at, options, options.random);
-  return rawTransaction(db, async (tx) => {
-    // What the agent declares matters only when the check saw what it has live (tools, a card), and
-    // it can change nothing while the live form is as before and matched the declaration then.
-    const unchanged = result.live && claimed.drift === null && canonicalHash(result.live) === claimed.liveHash;
-    const wants = result.live && !unchanged ? await declared(tx, claimed.providerId, options.base) : null;
-    let drift = claimed.drift;
-    let newDrift: Drift | null = null;
-    if (result.live && wants) {
-      const found = driftOf(result.live, claimed.live, wants);
-      // New: the live agent changed since the last check, or differs from what it declares in another way.
-      if (found && (!drift || found.sinceLastCheck.length > 0 || declaredPart(found) !== declaredPart(drift))) {
-        newDrift = found;
-        drift = { ...found, detectedAt: at, version: wants.version };
-      } else if (!found && drift && drift.version < wants.version) {
-        // The owner has since updated the profile and the agent matches it: the drift is settled.
-        drift = null;
-      }
+  // What the agent declares matters only when the check saw what it has live (tools, a card), and
+  // it can change nothing while the live form is as before and matched the declaration then.
+  const liveHash = result.live ? canonicalHash(result.live) : claimed.liveHash;
+  const unchanged = result.live && claimed.drift === null && liveHash === claimed.liveHash;
+  const wants = result.live && !unchanged ? await declared(tx, claimed.providerId, options.base) : null;
+  let drift = claimed.drift;
+  let newDrift: Drift | null = null;
+  if (result.live && wants) {
+    const found = driftOf(result.live, claimed.live, wants);
+    // New: the live agent changed since the last check, or differs from what it declares in another way.
+    if (found && (!drift || found.sinceLastCheck.length > 0 || declaredPart(found) !== declaredPart(drift))) {
+      newDrift = found;
+      drift = { ...found, detectedAt: at, version: wants.version };
+    } else if (!found && drift && drift.version < wants.version) {
+      // The owner has since updated the profile and the agent matches it: the drift is settled.
+      drift = null;
     }
-    const live = result.live ?? claimed.live;
-    const [written] = await queryRows(
-      tx,
-      Prisma.sql`UPDATE "provider_health" SET "state" = ${machine.state},
-          "since" = ${changed ? at : Prisma.raw('"since"')}, "checkedAt" = ${at}, "latencyMs" = ${result.latencyMs},
-          "reason" = ${result.reason}, "pendingState" = ${machine.pendingState}, "pendingCount" = ${machine.pendingCount},
-          "downStreak" = ${downStreak}, "nextCheckAt" = ${next}, "leaseUntil" = NULL, "leaseToken" = NULL,
-          "live" = ${jsonArg(tx, live)}, "liveHash" = ${live ? canonicalHash(live) : null},
-          "drift" = ${jsonArg(tx, drift)}, "driftAt" = ${drift?.detectedAt ?? null}
-        WHERE "providerId" = ${claimed.providerId} AND "leaseToken" = ${claimed.leaseToken} RETURNING "providerId"`,
-    );
-    if (!written) return { lost: true, events: [], state: claimed.state };
+  }
+  const live = result.live ?? claimed.live;
+  const [written] = await queryRows(
+    tx,
+    Prisma.sql`UPDATE "provider_health" SET "state" = ${machine.state},
+        "since" = ${changed ? at : Prisma.raw('"since"')}, "checkedAt" = ${at}, "latencyMs" = ${result.latencyMs},
+        "reason" = ${result.reason}, "pendingState" = ${machine.pendingState}, "pendingCount" = ${machine.pendingCount},
+        "downStreak" = ${downStreak}, "nextCheckAt" = ${next}, "leaseUntil" = NULL, "leaseToken" = NULL,
+        "live" = ${liveHash === claimed.liveHash ? Prisma.raw('"live"') : jsonArg(tx, live)}, "liveHash" = ${liveHash},
+        "drift" = ${jsonArg(tx, drift)}, "driftAt" = ${drift?.detectedAt ?? null}
+      WHERE "providerId" = ${claimed.providerId} AND "leaseToken" = ${claimed.leaseToken} RETURNING "providerId"`,
+  );
+  if (!written) return { lost: true, events: [], state: claimed.state };
+  await queryRows(
+    tx,
+    Prisma.sql`INSERT INTO "health_checks" ("providerId", "at", "outcome", "latencyMs", "reason")
+      VALUES (${claimed.providerId}, ${at}, ${result.outcome}, ${result.latencyMs}, ${result.reason}) RETURNING "id"`,
+  );
+  const up = answering(result.outcome) ? 1 : 0;
+  await queryRows(
+    tx,
+    Prisma.sql`INSERT INTO "health_hourly" ("providerId", "hour", "checks", "up") VALUES (${claimed.providerId}, ${hourOf(at)}, 1, ${up})
+      ON CONFLICT ("providerId", "hour") DO UPDATE SET "checks" = "health_hourly"."checks" + 1, "up" = "health_hourly"."up" + ${up}
+      RETURNING "providerId"`,
+  );
+  const happened: { kind: EventKind; reviewCode?: string | null; note?: string | null }[] = [];
+  if (changed) {
     await queryRows(
       tx,
-      Prisma.sql`INSERT INTO "health_checks" ("providerId", "at", "outcome", "latencyMs", "reason")
-        VALUES (${claimed.providerId}, ${at}, ${result.outcome}, ${result.latencyMs}, ${result.reason}) RETURNING "id"`,
+      Prisma.sql`UPDATE "providers" SET "healthState" = ${machine.state} WHERE "id" = ${claimed.providerId} RETURNING "id"`,
     );
-    const up = answering(result.outcome) ? 1 : 0;
-    await queryRows(
-      tx,
-      Prisma.sql`INSERT INTO "health_hourly" ("providerId", "hour", "checks", "up") VALUES (${claimed.providerId}, ${hourOf(at)}, 1, ${up})
-        ON CONFLICT ("providerId", "hour") DO UPDATE SET "checks" = "health_hourly"."checks" + 1, "up" = "health_hourly"."up" + ${up}
-        RETURNING "providerId"`,
+    happened.push({ kind: "HEALTH_CHANGED", note: `${claimed.state} → ${machine.state}: ${result.reason}` });
+  }
+  if (newDrift && wants) {
+    happened.push({ kind: "DRIFT_DETECTED", note: newDrift.summary });
+    const toolsOrSkills = newDrift.sinceLastCheck.some((op) =>
+      /^\/(?:skills|[^/]+\/inputSchema|[^/]+$)/.test(String((op as { path?: unknown }).path)),
     );
-    const happened: { kind: EventKind; reviewCode?: string | null; note?: string | null }[] = [];
-    if (changed) {
-      await queryRows(
-        tx,
-        Prisma.sql`UPDATE "providers" SET "healthState" = ${machine.state} WHERE "id" = ${claimed.providerId} RETURNING "id"`,
-      );
-      happened.push({ kind: "HEALTH_CHANGED", note: `${claimed.state} → ${machine.state}: ${result.reason}` });
+    if (options.driftReview && toolsOrSkills && wants.reviewStage === "APPROVED") {
+      const reviewCode = await driftReview(tx, claimed.providerId, newDrift.summary, at);
+      if (reviewCode) happened.push({ kind: "REVIEW_OPENED", reviewCode });
     }
-    if (newDrift && wants) {
-      happened.push({ kind: "DRIFT_DETECTED", note: newDrift.summary });
-      const toolsOrSkills = newDrift.sinceLastCheck.some((op) =>
-        /^\/(?:skills|[^/]+\/inputSchema|[^/]+$)/.test(String((op as { path?: unknown }).path)),
-      );
-      if (options.driftReview && toolsOrSkills && wants.reviewStage === "APPROVED") {
-        const reviewCode = await driftReview(tx, claimed.providerId, newDrift.summary, at);
-        if (reviewCode) happened.push({ kind: "REVIEW_OPENED", reviewCode });
-      }
-    }
-    const events = await logWrite(tx, { providerId: claimed.providerId, before: "unchanged", events: happened });
-    return { lost: false, events, state: machine.state };
-  });
+  }
+  const events = await logWrite(tx, { providerId: claimed.providerId, before: "unchanged", events: happened });
+  return { lost: false, events, state: machine.state };
 }
 
 /** How a drift differs from what the agent declares, as a hash: the part of it that lasts between checks. */

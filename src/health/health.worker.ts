@@ -8,13 +8,23 @@
 import { setMaxListeners } from "node:events";
 import type { HealthConfig } from "../config.ts";
 import type { Db } from "../db/client.ts";
+import { groupCommit } from "../db/group.commit.ts";
 import { lastSeq, readEvents } from "../events/event.store.ts";
 import type { Tail } from "../events/event.tail.ts";
 import type { FeedNote } from "../feed/feed.outbox.ts";
 import type { Outbound } from "../outbound/outbound.ts";
 import { probe } from "./health.probe.ts";
 import type { CheckResult } from "./health.rules.ts";
-import { type Claimed, claimDue, pruneChecks, type Recorded, recordCheck, syncTargets } from "./health.store.ts";
+import {
+  type CheckRecord,
+  type Claimed,
+  claimDue,
+  pruneChecks,
+  type Recorded,
+  type RecordOptions,
+  recordChecks,
+  syncTargets,
+} from "./health.store.ts";
 
 /** The kinds after which a provider's probed target may have changed. */
 const TARGET_KINDS = ["PROVIDER_CREATED", "PROVIDER_UPDATED", "LIFECYCLE_CHANGED"];
@@ -61,28 +71,35 @@ export interface Prober {
   stop(): Promise<void>;
 }
 
-/** Runs one claimed check and records it: what the worker and "check now" share. */
-export async function runCheck(
-  options: Pick<ProberOptions, "db" | "outbound" | "config" | "base" | "metrics" | "random">,
-  claimed: Claimed,
-  stop?: AbortSignal,
-): Promise<(Recorded & { result: CheckResult }) | null> {
+/** How a finished check is recorded: on its own ("check now"), or in the worker's next batch. */
+export type RecordCheck = (check: CheckRecord) => Promise<Recorded>;
+
+/** What recording needs of the prober's options. */
+function recordOptions(options: Pick<ProberOptions, "config" | "base" | "random">): RecordOptions {
   const { config } = options;
-  const started = performance.now();
-  const result = await probe(claimed.target, options.outbound, config.timeoutMs, stop);
-  // Cut short by a shutdown: not a finding. The lease runs out and the check is made again.
-  if (stop?.aborted) return null;
-  options.metrics?.observeCheck(result.outcome, (performance.now() - started) / 1000);
-  const recorded = await recordCheck(options.db, claimed, result, {
-    at: new Date(),
+  return {
     confirmations: config.confirmations,
     intervalSeconds: config.intervalSeconds,
     maxBackoffSeconds: config.maxBackoffSeconds,
     driftReview: config.driftReview,
     base: options.base,
     ...(options.random ? { random: options.random } : {}),
-  });
-  return { ...recorded, result };
+  };
+}
+
+/** Runs one claimed check and records it: what the worker and "check now" share. */
+export async function runCheck(
+  options: Pick<ProberOptions, "db" | "outbound" | "config" | "base" | "metrics" | "random">,
+  claimed: Claimed,
+  stop?: AbortSignal,
+  record: RecordCheck = async (check) => (await recordChecks(options.db, [check], recordOptions(options)))[0]!,
+): Promise<(Recorded & { result: CheckResult }) | null> {
+  const started = performance.now();
+  const result = await probe(claimed.target, options.outbound, options.config.timeoutMs, stop);
+  // Cut short by a shutdown: not a finding. The lease runs out and the check is made again.
+  if (stop?.aborted) return null;
+  options.metrics?.observeCheck(result.outcome, (performance.now() - started) / 1000);
+  return { ...(await record({ claimed, result, at: new Date() })), result };
 }
 
 export function startProber(options: ProberOptions): Prober {
@@ -104,10 +121,6 @@ export function startProber(options: ProberOptions): Prober {
 
   const warn = (msg: string, error: unknown) =>
     log({ level: "warn", msg, error: (error as Error)?.message ?? String(error) });
-
-  async function publish(recorded: Recorded): Promise<void> {
-    if (recorded.events.length > 0) await options.announce([{ kind: "APPENDED", events: recorded.events }]);
-  }
 
   /** Brings the probed rows in step: every profile now and then, else those the log says changed. */
   async function sync(): Promise<void> {
@@ -184,13 +197,28 @@ export function startProber(options: ProberOptions): Prober {
     }
   }
 
+  /**
+   * Checks that end together are recorded in one transaction, and their events announced at once:
+   * a state change or a drift is published like a write (the response cache forgets, the feed announces).
+   */
+  const written = recordOptions(options);
+  const record: RecordCheck = groupCommit(async (batch: CheckRecord[]) => {
+    const results = await recordChecks(db, batch, written);
+    const events = results.flatMap((r) => r.events);
+    if (events.length > 0) {
+      await options
+        .announce([{ kind: "APPENDED", events }])
+        .catch((error) => warn("health events not announced", error));
+    }
+    return results;
+  });
+
   async function run(claimed: Claimed): Promise<void> {
     stats.checks += 1;
     try {
-      const recorded = await runCheck(options, claimed, stopping.signal);
+      const recorded = await runCheck(options, claimed, stopping.signal, record);
       if (!recorded) return;
       if (recorded.lost) stats.lost += 1;
-      await publish(recorded);
     } catch (error) {
       // Not recorded: the lease runs out and the check is made again, by this replica or another.
       warn("health check not recorded", error);

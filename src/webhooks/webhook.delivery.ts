@@ -8,6 +8,7 @@
  */
 import type { WebhooksConfig } from "../config.ts";
 import type { Db } from "../db/client.ts";
+import { groupCommit } from "../db/group.commit.ts";
 import { type Outbound, OutboundError } from "../outbound/outbound.ts";
 import { attemptOutcome, messageBody, nextAttemptAt, signedHeaders } from "./webhook.rules.ts";
 import {
@@ -16,7 +17,6 @@ import {
   type Claimed,
   claimDue,
   fanOut,
-  type Recorded,
   recordAttempt,
   recordAttempts,
 } from "./webhook.store.ts";
@@ -160,7 +160,8 @@ export function startWebhooks(options: WebhookWorkerOptions): WebhookWorker {
     const record = { ...outcome, latencyMs, at, next };
     try {
       // Giving up writes more than the delivery: on its own. The rest wait for the next batch.
-      const result = outcome.ok || next ? await recorded(claimed, record) : await recordAttempt(db, claimed, record);
+      const result =
+        outcome.ok || next ? await recorded({ claimed, record }) : await recordAttempt(db, claimed, record);
       if (result === "delivered") stats.delivered += 1;
       else if (result === "retry") stats.retried += 1;
       else if (result === "lost") stats.lost += 1;
@@ -174,33 +175,8 @@ export function startWebhooks(options: WebhookWorkerOptions): WebhookWorker {
     }
   }
 
-  /**
-   * Attempts that ended while a batch was being written wait for the next one: one transaction
-   * for all of them (on SQLite one sync of the log), instead of one each.
-   */
-  let queue: { claimed: Claimed; record: AttemptRecord; done: (r: Recorded) => void; fail: (e: unknown) => void }[] =
-    [];
-  let writing = false;
-  function recorded(claimed: Claimed, record: AttemptRecord): Promise<Recorded> {
-    return new Promise((done, fail) => {
-      queue.push({ claimed, record, done, fail });
-      if (!writing) void flush();
-    });
-  }
-  async function flush(): Promise<void> {
-    writing = true;
-    while (queue.length > 0) {
-      const batch = queue;
-      queue = [];
-      try {
-        const results = await recordAttempts(db, batch);
-        for (const [i, b] of batch.entries()) b.done(results[i] as Recorded);
-      } catch (error) {
-        for (const b of batch) b.fail(error);
-      }
-    }
-    writing = false;
-  }
+  /** Attempts that end together are recorded in one transaction. */
+  const recorded = groupCommit((batch: { claimed: Claimed; record: AttemptRecord }[]) => recordAttempts(db, batch));
 
   const timer =
     config.pollIntervalMs > 0
