@@ -197,13 +197,10 @@ export function startProber(options: ProberOptions): Prober {
     }
   }
 
-  /**
-   * Checks that end together are recorded in one transaction, and their events announced at once:
-   * a state change or a drift is published like a write (the response cache forgets, the feed announces).
-   */
-  const written = recordOptions(options);
+  /** Checks that end together are recorded in one transaction, and their events announced at once. */
+  const recording = recordOptions(options);
   const record: RecordCheck = groupCommit(async (batch: CheckRecord[]) => {
-    const results = await recordChecks(db, batch, written);
+    const results = await recordChecks(db, batch, recording);
     const events = results.flatMap((r) => r.events);
     if (events.length > 0) {
       await options
