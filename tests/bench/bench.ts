@@ -176,7 +176,7 @@ async function ensureSeeded(size: number): Promise<string> {
     db.close();
     if (n === size) return url;
     log(`bench: ${path} holds ${n} agents, not ${size}: seeding it again`);
-    for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
+    removeSqlite(path);
   }
   await seedSynthetic({ databaseUrl: url, count: size, log });
   return url;
@@ -251,6 +251,22 @@ async function ensureDatabase(dialect: Dialect, size: number, options: Options):
 async function cleanUp(dialect: Dialect, url: string, size: number): Promise<void> {
   if (dialect === "sqlite") removeBenchWrites(sqlitePath(url), size);
   else await removePgBenchWrites(url, size);
+}
+
+function removeSqlite(path: string): void {
+  for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
+}
+
+/** A copy of a seeded SQLite database beside it, for a server that must not share its file. */
+function copySqlite(url: string, name: string): string {
+  const path = sqlitePath(url);
+  const db = new Database(path);
+  db.pragma("wal_checkpoint(TRUNCATE)");
+  db.close();
+  const copy = path.replace(/\.db$/, `-${name}.db`);
+  removeSqlite(copy);
+  cpSync(path, copy);
+  return `file:${copy}`;
 }
 
 const SAMPLE = `SELECT "providerCode" FROM "providers" WHERE "visibility" = 'PUBLIC' AND "reviewStage" = 'APPROVED' ORDER BY "id" LIMIT 1 OFFSET 10`;
@@ -786,8 +802,11 @@ async function main() {
   const feedRuns: FeedSample[] = [];
   /** Each dialect's and size's database, cleaned at the end. */
   const databases: { dialect: Dialect; size: number; url: string }[] = [];
+  /** The SQLite copies made for one server each, removed at the end. */
+  const copies: string[] = [];
   const cleanAll = async () => {
     for (const d of databases) await cleanUp(d.dialect, d.url, d.size);
+    for (const url of copies) removeSqlite(sqlitePath(url));
   };
   try {
     const reviewer = await signReviewerToken(
@@ -842,8 +861,13 @@ async function main() {
         await start(["rest", "graphql"], "app", scripts.service, { RESPONSE_CACHE: "on" });
         await start(["rest-nocache", "graphql-nocache"], "app-nocache", scripts.service, { RESPONSE_CACHE: "off" });
         if (options.baseline) {
+          // On SQLite the baseline gets a copy of its own: sharing one file and its WAL, the cells
+          // that wrote second paid for the first's checkpoints.
+          const own = dialect === "sqlite" ? copySqlite(databaseUrl, "before") : databaseUrl;
+          if (own !== databaseUrl) copies.push(own);
           await start(["rest-before", "graphql-before"], "app-before", buildBaseline(options.baseline), {
             RESPONSE_CACHE: "on",
+            DATABASE_URL: own,
           });
         }
         fixtures.set(`${dialect} ${size}`, { code: await sampleCode(dialect, databaseUrl), owners: [], reviewer });
