@@ -10,6 +10,15 @@ import { derivedReleaseVersion } from "./server.json.ts";
 /** The `_meta` key under which the official MCP registry says what it knows of an entry. */
 export const OFFICIAL_META = "io.modelcontextprotocol.registry/official";
 
+/**
+ * The `_meta` key under which this registry says what it knows of an entry, for the subregistries
+ * that read it: `<its namespace>/registry`, in its own reverse-DNS namespace (that of the names it
+ * derives), beside the official key, as the MCP registry has subregistries annotate.
+ */
+export function registryMetaKey(namespace: string): string {
+  return `${namespace}/registry`;
+}
+
 /** The official registry's page size unless one is asked for (at most 100, as every list here). */
 export const MCP_DEFAULT_LIMIT = 30;
 
@@ -78,14 +87,34 @@ export interface EntryFacts {
   statusChangedAt: Date;
 }
 
+/** What this registry knows of an entry's provider: its review, its publisher, its health. */
+export interface RegistryFacts {
+  trustTier: string;
+  reviewStage: string;
+  publisherVerified: boolean;
+  /**
+   * The confirmed health state; null while nothing is probed (or probing is off). `UNKNOWN` (not
+   * checked yet, or a check that could not tell) is not shown either: the annotation says only what is known.
+   */
+  healthState: string | null;
+}
+
 /** A provider's lifecycle as the MCP registry's status: a retired server is a deleted one. */
 export function statusOf(lifecycle: string): McpStatus {
   if (lifecycle === "RETIRED") return "deleted";
   return lifecycle === "DEPRECATED" ? "deprecated" : "active";
 }
 
-/** An entry of the MCP registry's API (`ServerResponse`): the server.json and the official `_meta`. */
-export function serverResponse(server: Record<string, unknown>, facts: EntryFacts): Record<string, unknown> {
+/**
+ * An entry of the MCP registry's API (`ServerResponse`): the server.json, the official `_meta`, and
+ * this registry's own under `registry.key` (`healthState` only when a state is known).
+ */
+export function serverResponse(
+  server: Record<string, unknown>,
+  facts: EntryFacts,
+  registry: { key: string; facts: RegistryFacts },
+): Record<string, unknown> {
+  const own = registry.facts;
   return {
     server,
     _meta: {
@@ -96,6 +125,12 @@ export function serverResponse(server: Record<string, unknown>, facts: EntryFact
         publishedAt: facts.publishedAt.toISOString(),
         updatedAt: facts.updatedAt.toISOString(),
         isLatest: facts.isLatest,
+      },
+      [registry.key]: {
+        trustTier: own.trustTier,
+        reviewStage: own.reviewStage,
+        publisherVerified: own.publisherVerified,
+        ...(own.healthState !== null && own.healthState !== "UNKNOWN" ? { healthState: own.healthState } : {}),
       },
     },
   };

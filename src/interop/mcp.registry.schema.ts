@@ -17,6 +17,7 @@ import {
   decodeServerCursor,
   encodeServerCursor,
   MCP_DEFAULT_LIMIT,
+  registryMetaKey,
   serverResponse,
 } from "./mcp.registry.rules.ts";
 import { listReleases, type ReleaseRow, serverReleases } from "./mcp.registry.store.ts";
@@ -25,10 +26,28 @@ import { registryNamespace, serverJsonOf } from "./server.json.ts";
 type Json = Record<string, unknown>;
 
 /**
+ * What every entry of one request is written with: the base URL, the prefix of the names derived
+ * from it, and the `_meta` key of this registry's own annotation, both of the one namespace, computed
+ * once; and whether health is shown (not when probing is off, as everywhere else).
+ */
+interface EntryView {
+  base: string;
+  prefix: string;
+  metaKey: string;
+  health: boolean;
+}
+
+function viewOf(ctx: Context): EntryView {
+  const base = publicBase(ctx);
+  const namespace = registryNamespace(base);
+  return { base, prefix: `${namespace}/`, metaKey: registryMetaKey(namespace), health: ctx.config.health.enabled };
+}
+
+/**
  * An entry: the server.json of the newest profile version of its release, under the server's
  * current name, with what the registry knows of it.
  */
-function entryOf(row: ReleaseRow, base: string): Json {
+function entryOf(row: ReleaseRow, view: EntryView): Json {
   const profile = Object.assign({}, row.snapshot, {
     // Snapshots written before packages existed have none.
     packages: row.snapshot.packages ?? [],
@@ -36,27 +55,34 @@ function entryOf(row: ReleaseRow, base: string): Json {
     providerCode: row.providerCode,
     version: row.profileVersion,
   });
-  return serverResponse(serverJsonOf(profile, base), row);
+  return serverResponse(serverJsonOf(profile, view.base), row, {
+    key: view.metaKey,
+    facts: {
+      trustTier: row.trustTier,
+      reviewStage: row.reviewStage,
+      publisherVerified: row.publisherVerified,
+      healthState: view.health ? row.healthState : null,
+    },
+  });
 }
 
 /** The entries of the server a (path-encoded) name names, one release or all; 404 when there is none to show. */
 async function entriesOf(
   ctx: Context,
   args: { serverName: string; version?: string | null; include_deleted?: boolean | null },
-): Promise<{ rows: ReleaseRow[]; base: string }> {
-  const base = publicBase(ctx);
+): Promise<{ rows: ReleaseRow[]; view: EntryView }> {
+  const view = viewOf(ctx);
   const name = decodedAgain(args.serverName);
-  const prefix = `${registryNamespace(base)}/`;
   const version = args.version === undefined || args.version === null ? null : decodedAgain(args.version);
   const rows = await serverReleases(ctx.db, {
     name,
-    code: name.startsWith(prefix) ? name.slice(prefix.length) : null,
+    code: name.startsWith(view.prefix) ? name.slice(view.prefix.length) : null,
     version,
   });
   // A retired server is deleted: found only when deleted entries are asked for, as the official registry does.
   const shown = args.include_deleted ? rows : rows.filter((row) => row.lifecycle !== "RETIRED");
   if (shown.length === 0) throw notFound("Server not found");
-  return { rows: shown, base };
+  return { rows: shown, view };
 }
 
 const LIST_DELETED =
@@ -90,9 +116,9 @@ builder.queryFields((t) => ({
           { path: "include_deleted", message: "must not be false when updated_since is given" },
         ]);
       }
-      const base = publicBase(ctx);
+      const view = viewOf(ctx);
       const rows = await listReleases(ctx.db, {
-        prefix: `${registryNamespace(base)}/`,
+        prefix: view.prefix,
         after,
         limit,
         search: args.search ? args.search.toLowerCase() : null,
@@ -104,7 +130,7 @@ builder.queryFields((t) => ({
       // Whenever the page is full, as the official registry: the page after it may be empty.
       const nextCursor = rows.length === limit && last ? encodeServerCursor(last) : undefined;
       return {
-        servers: rows.map((row) => entryOf(row, base)),
+        servers: rows.map((row) => entryOf(row, view)),
         metadata: { ...(nextCursor ? { nextCursor } : {}), count: rows.length },
       };
     },
@@ -120,8 +146,8 @@ builder.queryFields((t) => ({
       include_deleted: t.arg.boolean({ description: INCLUDE_DELETED }),
     },
     resolve: async (_root, args, ctx) => {
-      const { rows, base } = await entriesOf(ctx, args);
-      return { servers: rows.map((row) => entryOf(row, base)), metadata: { count: rows.length } };
+      const { rows, view } = await entriesOf(ctx, args);
+      return { servers: rows.map((row) => entryOf(row, view)), metadata: { count: rows.length } };
     },
   }),
 
@@ -139,8 +165,8 @@ builder.queryFields((t) => ({
       include_deleted: t.arg.boolean({ description: INCLUDE_DELETED }),
     },
     resolve: async (_root, args, ctx) => {
-      const { rows, base } = await entriesOf(ctx, args);
-      return entryOf(rows[0] as ReleaseRow, base);
+      const { rows, view } = await entriesOf(ctx, args);
+      return entryOf(rows[0] as ReleaseRow, view);
     },
   }),
 }));

@@ -15,7 +15,14 @@ import { type Dialect, dialectIn, type Queryable, queryRows } from "../db/client
 import { asJson, pickColumns, rowReader } from "../db/model.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import type { Profile } from "../providers/provider.rules.ts";
-import { derivedAfter, type EntryFacts, isMcpServer, releaseOf, type ServerKey } from "./mcp.registry.rules.ts";
+import {
+  derivedAfter,
+  type EntryFacts,
+  isMcpServer,
+  type RegistryFacts,
+  releaseOf,
+  type ServerKey,
+} from "./mcp.registry.rules.ts";
 
 // ── Writes ──────────────────────────────────────────────────────────────────────────────────────
 
@@ -99,7 +106,15 @@ const RELEASE = pickColumns("McpServerVersion", [
   "updatedAt",
   "statusChangedAt",
 ]);
-const PROVIDER = pickColumns("Provider", ["lifecycle", "lifecycleMessage"]);
+/** Of the provider, joined anyway: its lifecycle (the official `_meta`) and what this registry's own says. */
+const PROVIDER = pickColumns("Provider", [
+  "lifecycle",
+  "lifecycleMessage",
+  "trustTier",
+  "reviewStage",
+  "publisherVerified",
+  "healthState",
+]);
 type ReleaseColumns = {
   providerId: number;
   version: string;
@@ -112,11 +127,18 @@ type ReleaseColumns = {
   statusChangedAt: Date;
   lifecycle: string;
   lifecycleMessage: string | null;
+  trustTier: string;
+  reviewStage: string;
+  publisherVerified: boolean;
+  healthState: string | null;
 };
 const releaseColumns = rowReader<ReleaseColumns>([...RELEASE, ...PROVIDER]);
 
-/** An entry as the routes answer it: the row, its provider's lifecycle, and the snapshot of its newest profile version. */
-export type ReleaseRow = ReleaseColumns & EntryFacts & { snapshot: Profile };
+/**
+ * An entry as the routes answer it: the row, what its provider is (lifecycle, review, publisher,
+ * health), and the snapshot of its newest profile version.
+ */
+export type ReleaseRow = ReleaseColumns & EntryFacts & RegistryFacts & { snapshot: Profile };
 
 function releaseRow(raw: Record<string, unknown>): ReleaseRow {
   return Object.assign(releaseColumns(raw), { snapshot: asJson(raw.snapshot) as unknown as Profile });

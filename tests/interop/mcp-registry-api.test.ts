@@ -4,16 +4,19 @@
  * paths, its parameter names, path values URL-encoded as it says), and each answer is validated
  * against that document's response schemas. Paging with the cursor sees every entry once;
  * `updated_since` sees what changed after it, deletions included; what is not an approved, visible
- * MCP server never shows.
+ * MCP server never shows. Beside the official `_meta`, each entry carries this registry's own
+ * (`<its namespace>/registry`: trust, review, publisher, health), read back as a subregistry would.
  */
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { beforeAll, describe, expect, test } from "@jest/globals";
+import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { parse } from "yaml";
-import { type Answer, approve, call, expectProblem, gql, intake } from "../helpers.ts";
+import { type Answer, type App, approve, appWith, call, expectProblem, gql, intake } from "../helpers.ts";
 
 type Json = Record<string, any>;
 
@@ -72,7 +75,13 @@ function conforming(template: string, answer: Answer): Answer {
   return answer;
 }
 
-const official = (entry: Json) => entry._meta["io.modelcontextprotocol.registry/official"];
+const OFFICIAL = "io.modelcontextprotocol.registry/official";
+/** This registry's own `_meta` key: its namespace (registry.test reversed, as the derived names) and `/registry`. */
+const OURS = "test.registry/registry";
+const official = (entry: Json) => entry._meta[OFFICIAL];
+const ours = (entry: Json) => entry._meta[OURS];
+/** The annotation of an approved server of tier `trustTier`, its publisher not verified, its health not known. */
+const approvedAs = (trustTier: string): Json => ({ trustTier, reviewStage: "APPROVED", publisherVerified: false });
 const key = (entry: Json) => `${entry.server.name}@${entry.server.version}`;
 
 /** Every page of a list, following `metadata.nextCursor` until it is absent. */
@@ -179,6 +188,18 @@ describe("GET /v0.1/servers", () => {
     expect(official(weather1)).toMatchObject({ status: "active", isLatest: false });
     expect(official(weather11)).toMatchObject({ status: "active", isLatest: true });
     expect(official(weather1).statusMessage).toBeUndefined();
+    // Beside the official block, this registry's, and nothing else; the official one as it was.
+    for (const entry of entries) {
+      expect(Object.keys(entry._meta)).toEqual([OFFICIAL, OURS]);
+      expect(Object.keys(official(entry)).filter((k) => k !== "statusMessage")).toEqual([
+        "status",
+        "statusChangedAt",
+        "publishedAt",
+        "updatedAt",
+        "isLatest",
+      ]);
+      expect(ours(entry)).toEqual(approvedAs("UNVERIFIED"));
+    }
     // Each version's own document, under the server's current name.
     expect(weather1.server.description).toBe("The weather server");
     expect(weather11.server.description).toBe("Forecasts, release 1.1");
@@ -228,6 +249,9 @@ describe("GET /v0.1/servers", () => {
     expect(listed.body.servers.map(key)).toEqual([`test.registry/${derivedCode}@1.0.0`]);
     const one = await get(VERSION, { serverName: `test.registry/${derivedCode}`, version: "latest" });
     expect(one.status).toBe(200);
+    // This registry's `_meta` key is of the namespace its derived names are.
+    expect(Object.keys(one.body._meta)).toEqual([OFFICIAL, `${one.body.server.name.split("/")[0]}/registry`]);
+    expect(ours(one.body)).toEqual(approvedAs("UNVERIFIED"));
     expect(one.body.server.remotes).toEqual([{ type: "streamable-http", url: "https://derived.example.com/mcp" }]);
   });
 
@@ -258,6 +282,8 @@ describe("GET /v0.1/servers/{serverName}/versions", () => {
     expect(answer.body.servers.map(key)).toEqual([`${NS}/weather@1.1.0`, `${NS}/weather@1.0.0`]);
     expect(answer.body.metadata).toEqual({ count: 2 });
     const [newest, first] = answer.body.servers as [Json, Json];
+    // What the registry knows of the provider, on each of its versions alike.
+    expect([ours(newest), ours(first)]).toEqual([approvedAs("UNVERIFIED"), approvedAs("UNVERIFIED")]);
     expect(official(first).publishedAt <= official(newest).publishedAt).toBe(true);
     expect(official(newest).publishedAt < official(newest).updatedAt).toBe(true);
     const twice = await call(
@@ -311,6 +337,120 @@ describe("the registry's OpenAPI document", () => {
         theirs,
       ]);
     }
+  });
+});
+
+describe("this registry's own `_meta`, for the subregistries that read it", () => {
+  /**
+   * The well-known files served, by path; every other path answers HTML (to an MCP client,
+   * WRONG_PROTOCOL), or 503 while `busy` (UNKNOWN: the check could not tell).
+   */
+  const files = new Map<string, string>();
+  let busy = false;
+  let web: Server;
+  /** An app whose outbound door sends example.test and mcp.example.test to `web`. */
+  let door: App;
+
+  beforeAll(async () => {
+    web = createServer((req, res) => {
+      const body = files.get(req.url ?? "/");
+      if (body !== undefined) res.writeHead(200, { "content-type": "text/plain" }).end(body);
+      else if (busy) res.writeHead(503).end();
+      else res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end("<html>hello</html>");
+    });
+    await new Promise<void>((resolve) => web.listen(0, "127.0.0.1", resolve));
+    const at = `127.0.0.1:${(web.address() as AddressInfo).port}`;
+    door = appWith({
+      OUTBOUND_TEST_HOSTS: `example.test=${at},mcp.example.test=${at}`,
+      HEALTH_CHECK_NOW_SECONDS: "0",
+      // Each result is the state at once, so one check now changes it.
+      HEALTH_CONFIRMATIONS: "1",
+    });
+  });
+
+  afterAll(async () => {
+    web.closeAllConnections();
+    await new Promise((resolve) => web.close(resolve));
+  });
+
+  test("trust tier and review stage as approved, the publisher once verified, health once checked", async () => {
+    // A namespace of its own, so the lists of the tests above and below do not see it.
+    const name = `io.annotated-${randomBytes(4).toString("hex")}/tools`;
+    const imported = await call("POST", "/api/v1/providers/import", {
+      body: {
+        format: "mcp",
+        document: {
+          $schema: "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",
+          name,
+          description: "Annotated tools",
+          version: "1.0.0",
+          remotes: [{ type: "streamable-http", url: "https://mcp.example.test/mcp" }],
+        },
+        contactEmail: "servers@example.com",
+      },
+    });
+    expect(imported.status).toBe(201);
+    const { providerCode: code, accessToken: token } = imported.body as { providerCode: string; accessToken: string };
+    await approve(code, "VERIFIED");
+
+    /** The annotation on each of the three routes, which must agree; each answer validated by `get`. */
+    const annotations = async (): Promise<Json> => {
+      const listed = await get(LIST, {}, { search: name });
+      const versions = await get(VERSIONS, { serverName: name });
+      const one = await get(VERSION, { serverName: name, version: "latest" });
+      expect([listed.body.servers.length, versions.body.servers.length]).toEqual([1, 1]);
+      const all = [listed.body.servers[0], versions.body.servers[0], one.body].map((entry: Json) => ours(entry));
+      expect(all).toEqual([all[0], all[0], all[0]]);
+      // The official block is untouched by it.
+      expect(Object.keys(one.body._meta)).toEqual([OFFICIAL, OURS]);
+      expect(official(one.body)).toMatchObject({ status: "active", isLatest: true });
+      return all[0];
+    };
+
+    // Approved as VERIFIED; no domain verified; never probed, so no healthState member at all.
+    const before = await annotations();
+    expect(before).toEqual({ trustTier: "VERIFIED", reviewStage: "APPROVED", publisherVerified: false });
+    expect("healthState" in before).toBe(false);
+
+    // The publisher proves control of example.test by its well-known file.
+    const asked = await call("POST", `/api/v1/providers/${code}/domains`, {
+      app: door,
+      token,
+      body: { domain: "example.test" },
+    });
+    expect(asked.status).toBe(201);
+    files.set(`/.well-known/agent-registry/${code}.txt`, `${asked.body.token}\n`);
+    const checked = await call("POST", `/api/v1/providers/${code}/domains/example.test/check`, { app: door, token });
+    expect(checked.body).toMatchObject({ verified: true, method: "HTTP" });
+    expect(await annotations()).toEqual({ trustTier: "VERIFIED", reviewStage: "APPROVED", publisherVerified: true });
+
+    // Checked now: while the endpoint fails with a 503 the state is UNKNOWN, which says nothing, so still no
+    // healthState; once it answers HTML the state is WRONG_PROTOCOL, as the profile says, and shown.
+    const checkNow = async () => {
+      const health = await call("POST", `/api/v1/providers/${code}/health/check`, { app: door, token });
+      expect(health.status).toBe(200);
+      expect((await call("GET", `/api/v1/providers/${code}`)).body.health.state).toBe(health.body.state);
+      return health.body.state as string;
+    };
+    busy = true;
+    expect(await checkNow()).toBe("UNKNOWN");
+    expect(await annotations()).toEqual({ trustTier: "VERIFIED", reviewStage: "APPROVED", publisherVerified: true });
+    busy = false;
+    expect(await checkNow()).toBe("WRONG_PROTOCOL");
+    expect(await annotations()).toEqual({
+      trustTier: "VERIFIED",
+      reviewStage: "APPROVED",
+      publisherVerified: true,
+      healthState: "WRONG_PROTOCOL",
+    });
+
+    // With probing off, health is shown nowhere, here neither.
+    const off = appWith({ HEALTH: "off" });
+    const unprobed = conforming(
+      VERSION,
+      await call("GET", `/v0.1/servers/${encodeURIComponent(name)}/versions/latest`, { app: off }),
+    );
+    expect(ours(unprobed.body)).toEqual({ trustTier: "VERIFIED", reviewStage: "APPROVED", publisherVerified: true });
   });
 });
 
