@@ -35,6 +35,8 @@ export interface Context {
   outbound: Outbound;
   /** What a check now needs (src/health/): the prober's door and where checks are counted. */
   health: { outbound: Outbound; metrics?: CheckMetrics | undefined };
+  /** The mirror's door, and a wake-up of this replica's mirror worker (main.ts sets it; src/mirror/). */
+  mirror: { outbound: Outbound; kick: () => void };
   /** What a resolver wants on the HTTP response (ETag, Cache-Control, a 503); applied by edge.plugin.ts. */
   response: ResponseBag;
 }

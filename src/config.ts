@@ -91,6 +91,8 @@ export interface Config {
   webhooks: WebhooksConfig;
   /** Probing the agents' endpoints (src/health/): see `HealthConfig`. */
   health: HealthConfig;
+  /** Mirroring other registries (src/mirror/): see `MirrorConfig`. */
+  mirror: MirrorConfig;
   /** OAuth access tokens from listed issuers (src/auth/access.token.ts): see `AccessTokenConfig`. */
   accessTokens: AccessTokenConfig;
   /** People signing in at OIDC_ISSUER (src/signin/): see `SignInConfig`; undefined without OIDC_CLIENT_ID. */
@@ -429,6 +431,43 @@ function healthConfig(env: NodeJS.ProcessEnv, outbound: OutboundConfig): HealthC
 }
 
 /**
+ * Mirror sources (src/mirror): registries this one pulls from, each synced by one replica at a time
+ * under a lease, through a door of its own (a page of 100 servers is larger than a webhook's answer).
+ */
+export interface MirrorConfig {
+  /** MIRROR (`on`/`off`, default on): off, no replica syncs (sources may still be managed). */
+  enabled: boolean;
+  /** MIRROR_SOURCES: sources declared at start, as a JSON list or MCP registry URLs separated by commas. */
+  sources: string | undefined;
+  /** MIRROR_POLL_MS: how often a replica looks for a due source (5000). */
+  pollMs: number;
+  /** MIRROR_LEASE_MS: how long a claimed sync is this replica's without renewal (60000; renewed each page). */
+  leaseMs: number;
+  /** The mirror's door: the outbound rules with MIRROR_MAX_BODY_BYTES (16 MiB) and MIRROR_TIMEOUT_MS (30000). */
+  outbound: OutboundConfig;
+}
+
+function mirrorConfig(env: NodeJS.ProcessEnv, outbound: OutboundConfig): MirrorConfig {
+  const timeoutMs = positive("MIRROR_TIMEOUT_MS", env.MIRROR_TIMEOUT_MS, 30_000);
+  const leaseMs = positive("MIRROR_LEASE_MS", env.MIRROR_LEASE_MS, 60_000);
+  if (leaseMs <= timeoutMs)
+    throw new Error(`MIRROR_LEASE_MS (${leaseMs}) must be longer than MIRROR_TIMEOUT_MS (${timeoutMs})`);
+  return {
+    enabled: onOff("MIRROR", env.MIRROR, true),
+    sources: env.MIRROR_SOURCES || undefined,
+    pollMs: positive("MIRROR_POLL_MS", env.MIRROR_POLL_MS, 5000),
+    leaseMs,
+    outbound: {
+      ...outbound,
+      timeoutMs,
+      maxBodyBytes: positive("MIRROR_MAX_BODY_BYTES", env.MIRROR_MAX_BODY_BYTES, 16 * 1024 * 1024),
+      concurrency: 4,
+      keepAlive: true,
+    },
+  };
+}
+
+/**
  * The OAuth 2.1 resource server (src/auth/access.token.ts): access tokens are JWTs from the issuers
  * listed here, each with the audience its tokens must carry. Nothing set: no access token is accepted.
  */
@@ -662,6 +701,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trust: trustConfig(env, databaseUrl),
     webhooks: webhooksConfig(env, outbound),
     health: healthConfig(env, outbound),
+    mirror: mirrorConfig(env, outbound),
     accessTokens: accessTokenConfig(env, env.PUBLIC_URL || undefined),
     signIn: signInConfig(env, env.PUBLIC_URL || undefined),
     metrics: metricsConfig(env, readAccess),

@@ -19,6 +19,7 @@ import { startRetention } from "./events/event.retention.ts";
 import { startProber } from "./health/health.worker.ts";
 import { writeLogLine } from "./http/request.log.ts";
 import { attachWebSocket } from "./http/websocket.ts";
+import { declareSources, startMirror } from "./mirror/mirror.worker.ts";
 import { startRechecks } from "./trust/domain.recheck.ts";
 import { webBundle } from "./web/web.bundle.ts";
 import { startWebhooks } from "./webhooks/webhook.delivery.ts";
@@ -89,6 +90,13 @@ const prober = config.health.enabled
     })
   : undefined;
 
+// Registries mirrored (src/mirror/): MIRROR_SOURCES declared, then each sync one replica's, under a lease.
+await declareSources(db, config.mirror);
+const mirror = config.mirror.enabled
+  ? startMirror({ db, outbound: app.mirror.outbound, config: config.mirror, announce: app.announce, log })
+  : undefined;
+if (mirror) app.mirror.kick = () => mirror.kick();
+
 server.listen(config.port, config.host, () => {
   // The bound port, which differs from the configured one when that is 0 (any free port).
   const { port } = server.address() as AddressInfo;
@@ -114,6 +122,7 @@ async function exit(code: 0 | 1): Promise<void> {
     await retention.stop();
     await webhooks?.stop();
     await prober?.stop();
+    await mirror?.stop();
     await app.dispose();
     await db.$disconnect();
   } finally {

@@ -17,5 +17,6 @@ import "./trust/domain.schema.ts";
 import "./trust/card.schema.ts";
 import "./webhooks/webhook.schema.ts";
 import "./health/health.schema.ts";
+import "./mirror/mirror.schema.ts";
 
 export const schema = builder.toSchema({ sortSchema: false });

@@ -89,6 +89,7 @@ export function createApp(
     [...(await countByState(db))].map(([state, value]) => ({ labels: { state }, value })),
   );
   const health: Context["health"] = { outbound: createOutbound(config.health.outbound), metrics };
+  const mirror: Context["mirror"] = { outbound: createOutbound(config.mirror.outbound), kick: () => undefined };
   // Who is asking: read by the viewer, and by the sign-in routes (people's sessions, src/signin/).
   const callers = credentials(config, db, outbound);
   const guard = credentialGuard(limits, config.trustProxy);
@@ -124,6 +125,7 @@ export function createApp(
         config,
         outbound,
         health,
+        mirror,
         response: (initial.response as ResponseBag | undefined) ?? { headers: new Map() },
       }) as unknown as Context,
     plugins: [
@@ -199,6 +201,8 @@ export function createApp(
     feed,
     /** The prober's door, for the prober main.ts starts. */
     health,
+    /** The mirror's door and its wake-up: main.ts points `kick` at the worker it starts. */
+    mirror,
     /** Publishes writes made outside a request (the domain re-checks): the cache forgets, the feed announces. */
     async announce(notes: FeedNote[]): Promise<void> {
       await cache.invalidate();

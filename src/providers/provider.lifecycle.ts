@@ -23,6 +23,7 @@ import { noteAppended } from "../feed/feed.outbox.ts";
 import type { IfMatch } from "../http/if-match.ts";
 import { isMcpServer } from "../interop/mcp.registry.rules.ts";
 import { recordRelease } from "../interop/mcp.registry.store.ts";
+import { mirroredConflict } from "../mirror/mirror.store.ts";
 import { fits } from "../text.ts";
 import { PROVIDER_CODE_PATTERN, type Profile, snapshotOf } from "./provider.rules.ts";
 import { appendVersion, claimVersion, setColumns, successorByCode } from "./provider.store.ts";
@@ -187,6 +188,8 @@ export async function changeLifecycle<R>(
     by: "owner" | "reviewer";
     ifMatch: IfMatch;
     canSeeSuccessor: (provider: { id: number; visibility: string; reviewStage: string }) => boolean;
+    /** A mirror source's change (src/mirror): runs inside the transaction (the sync's position). */
+    mirror?: { within: (tx: RawTx) => Promise<void> };
   },
   /** Reads what the caller answers, inside the transaction: the provider as this change left it. */
   readBack: (tx: RawTx) => Promise<R>,
@@ -199,6 +202,7 @@ export async function changeLifecycle<R>(
     // Claim the next version first, as a PATCH does: concurrent writes of one provider queue here.
     const now = new Date();
     const row = await claimVersion(tx, { providerCode: input.providerCode, ifMatch: input.ifMatch, now });
+    if (row.mirrored && input.by === "owner") throw await mirroredConflict(tx, row);
     const version = row.version;
     const current = lifecycleOf(row);
     const next =
@@ -245,6 +249,7 @@ export async function changeLifecycle<R>(
       event: { kind: outcome.event, note: noteOf(next) },
       now,
     });
+    if (input.mirror) await input.mirror.within(tx);
     const answer = await readBack(tx);
     // Last: the log's append holds its order until the commit (src/events/event.store.ts).
     const events = await logWrite(tx, {

@@ -12,6 +12,7 @@ import { Prisma } from "../generated/prisma/client.ts";
 import type { IfMatch } from "../http/if-match.ts";
 import { isMcpServer } from "../interop/mcp.registry.rules.ts";
 import { recordRelease } from "../interop/mcp.registry.store.ts";
+import { mirroredConflict } from "../mirror/mirror.store.ts";
 import { effectOfOwnerPatch, newReviewCode } from "../reviews/review.rules.ts";
 import { activeReviewOf, applyMove, openReview } from "../reviews/review.store.ts";
 import { removeUncoveredDomains } from "../trust/domain.store.ts";
@@ -116,6 +117,11 @@ export interface IntakeResult {
 export interface IntakeRecords {
   cardSignature?: object;
   signedCard?: object;
+  /**
+   * Made by a mirror source (src/mirror), whose actor it names: marked mirrored, with no token (no
+   * owner would receive it), and, from a TRUSTED source, approved at once at its tier.
+   */
+  mirror?: { actor: string; approveAs: string | null };
 }
 
 /**
@@ -133,37 +139,57 @@ export async function intakeProvider(
 ): Promise<IntakeResult> {
   const token = mintToken();
   const { providerCode: asked, ...profile } = intake;
+  const { mirror, ...records } = recorded;
+  const approveAs = mirror?.approveAs ?? null;
   for (let attempt = 0; ; attempt++) {
     const providerCode = asked ?? (await freeCode(db, deriveProviderCode(profile.name)));
-    const actor = `agent:${providerCode}`;
+    const actor = mirror?.actor ?? `agent:${providerCode}`;
     const reviewCode = newReviewCode();
     try {
       const written = await db.$transaction(async (tx) => {
+        const now = new Date();
         const created = await tx.provider.create({
           data: {
             ...(columnsOf(profile) as Prisma.ProviderCreateInput),
-            ...(recorded as Prisma.ProviderCreateInput),
+            ...(records as Prisma.ProviderCreateInput),
+            ...(mirror && { mirrored: true }),
+            ...(approveAs && { reviewStage: "APPROVED", trustTier: approveAs }),
             providerCode,
             labelIndex: { create: profile.labels.map((label) => ({ label })) },
             packageIndex: { create: packageKinds(profile.packages) },
             versions: {
               create: { version: 1, actor, changedFields: [...OWNER_FIELDS], snapshot: snapshotOf(profile) },
             },
-            tokens: {
-              create: { tokenId: token.tokenId, hash: token.hash, prefix: token.prefix, label: "intake" },
-            },
+            ...(!mirror && {
+              tokens: {
+                create: { tokenId: token.tokenId, hash: token.hash, prefix: token.prefix, label: "intake" },
+              },
+            }),
           },
           select: { id: true },
         });
         const review = await tx.review.create({
-          data: { reviewCode, providerId: created.id, kind: "INTAKE" },
+          data: {
+            reviewCode,
+            providerId: created.id,
+            kind: "INTAKE",
+            ...(approveAs && { status: "APPROVED", decidedAt: now }),
+          },
           select: { id: true },
         });
         await tx.reviewEvent.createMany({
           data: [
             { providerId: created.id, reviewId: review.id, kind: "SUBMITTED", actor },
-            { providerId: created.id, kind: "TOKEN_ISSUED", actor, note: null },
-          ],
+            mirror
+              ? approveAs && {
+                  providerId: created.id,
+                  reviewId: review.id,
+                  kind: "APPROVED",
+                  actor,
+                  note: `approved by a trusted source at ${approveAs}`,
+                }
+              : { providerId: created.id, kind: "TOKEN_ISSUED", actor, note: null },
+          ].filter((e) => !!e),
         });
         await recordRelease(tx, {
           providerId: created.id,
@@ -178,7 +204,11 @@ export async function intakeProvider(
         const events = await logWrite(tx, {
           providerId: created.id,
           before: null,
-          events: [{ kind: "PROVIDER_CREATED" }, { kind: "REVIEW_OPENED", reviewCode }],
+          events: [
+            { kind: "PROVIDER_CREATED" },
+            { kind: "REVIEW_OPENED", reviewCode },
+            ...(approveAs ? [{ kind: "REVIEW_DECIDED" as const, reviewCode }] : []),
+          ],
         });
         return { id: created.id, events };
       });
@@ -211,6 +241,11 @@ export async function patchProvider<R>(
     patch: Patch;
     actor: string;
     ifMatch: IfMatch;
+    /**
+     * Written by the provider's mirror source (src/mirror) rather than its owner; a TRUSTED source's
+     * change needs no UPDATE review. `within` runs inside the transaction: the sync's position.
+     */
+    mirror?: { trusted: boolean; within: (tx: RawTx) => Promise<void> };
   },
   /** Reads what the caller answers, inside the transaction: the profile as this PATCH left it. */
   readBack: (tx: RawTx) => Promise<R>,
@@ -219,6 +254,7 @@ export async function patchProvider<R>(
   const written = await rawTransaction(db, async (tx) => {
     const now = new Date();
     const row = await claimVersion(tx, { providerCode: input.providerCode, ifMatch: input.ifMatch, now });
+    if (row.mirrored && !input.mirror) throw await mirroredConflict(tx, row);
     const version = row.version;
     const before = profileOf(row);
     // Sections merge onto the current ones; an incomplete merge rolls the transaction back.
@@ -287,7 +323,7 @@ export async function patchProvider<R>(
         effect.move,
         input.actor,
       );
-    } else if (effect.kind === "openUpdateReview") {
+    } else if (effect.kind === "openUpdateReview" && !input.mirror?.trusted) {
       const reviewCode = newReviewCode();
       const reviewId = await openReview(tx, { reviewCode, providerId: row.id, kind: "UPDATE", now });
       const reviewed = changed.filter((f) => REVIEWED_FIELDS.includes(f));
@@ -296,6 +332,7 @@ export async function patchProvider<R>(
       ]);
       happened.push({ kind: "REVIEW_OPENED", reviewCode });
     }
+    if (input.mirror) await input.mirror.within(tx);
     const answer = { version, written: await readBack(tx) };
     // Last: the log's append holds its order until the commit (src/events/event.store.ts). A PATCH
     // that moved the endpoint may have changed the verified domains: that state is read back.

@@ -490,6 +490,7 @@ const TAGS: Record<string, string> = {
   interop: "A2A agent cards and MCP server.json, out and in",
   tokens: "An agent's access tokens",
   "api-keys": "Read keys for clients that cannot do OAuth: made, listed and revoked by admins",
+  mirror: "Registries this one mirrors (the MCP registry, another Agent Registry): managed by admins",
   moderation: "Reviewers suspend and reinstate approved agents",
   trust: "An agent's verified publisher domains: a challenge, then a check of its proof",
   reviews: "The review queue and its workflow",
