@@ -48,14 +48,20 @@ const ALLOWED = [
   // Health: a check now, and the agents long down (for reviewers).
   "POST /api/v1/providers/:providerCode/health/check",
   "GET /api/v1/health/down",
+  "GET /api/v1/mirror/sources",
+  "GET /api/v1/mirror/sources/:sourceId",
   // API keys, for admins.
   "GET /api/v1/api-keys",
   "POST /api/v1/api-keys",
+  "POST /api/v1/mirror/sources",
+  "POST /api/v1/mirror/sources/:sourceId/sync",
   "DELETE /api/v1/api-keys/:keyId",
+  "DELETE /api/v1/mirror/sources/:sourceId",
   // The MCP registry's read API, at the paths its OpenAPI document names.
   "GET /v0.1/servers",
   "GET /v0.1/servers/:serverName/versions",
   "GET /v0.1/servers/:serverName/versions/:version",
+  "PATCH /api/v1/mirror/sources/:sourceId",
 ].sort();
 
 describe("the REST allow-list", () => {

@@ -669,6 +669,78 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/mirror/sources": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the mirror sources with their sync state
+     * @description The registry's mirror sources, oldest first, with their sync state. Admins only.
+     */
+    get: operations["mirrorSources"];
+    put?: never;
+    /**
+     * Add a registry to mirror
+     * @description Adds a registry to mirror; its first sync starts at the next poll. Admins only.
+     */
+    post: operations["createMirrorSource"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/mirror/sources/{sourceId}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read a mirror source with its sync state and counts
+     * @description One mirror source with its sync state and counts. Admins only.
+     */
+    get: operations["mirrorSource"];
+    put?: never;
+    post?: never;
+    /**
+     * Remove a mirror source (its providers stay)
+     * @description Removes a source: it is synced no more. The providers it made stay as they are, with their origin, changed by no one's token. Admins only.
+     */
+    delete: operations["deleteMirrorSource"];
+    options?: never;
+    head?: never;
+    /**
+     * Change a mirror source
+     * @description Changes a source: the fields given replace the current ones (a filter whole). A new url or kind starts its sync over. Admins only.
+     */
+    patch: operations["updateMirrorSource"];
+    trace?: never;
+  };
+  "/api/v1/mirror/sources/{sourceId}/sync": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Start a sync of the source now
+     * @description Starts a sync of the source now (a sync under way goes on). Admins only.
+     */
+    post: operations["syncMirrorSource"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v0.1/servers": {
     parameters: {
       query?: never;
@@ -1074,6 +1146,8 @@ export interface components {
       health: components["schemas"]["AgentHealth"] | null;
       /** @description The live agent's drift from what it declares; shown to the owner and reviewers only, null for others and while there is none */
       drift: components["schemas"]["Drift"] | null;
+      /** @description For a mirrored provider, the source it comes from (its source changes it, never its owner); null otherwise */
+      origin: components["schemas"]["ProviderOrigin"] | null;
     };
     /** @description Where the agent's source is kept, for anyone who wants to inspect it */
     Repository: {
@@ -1357,6 +1431,26 @@ export interface components {
     };
     /** @enum {string} */
     DriftKind: "MCP_TOOLS" | "A2A_CARD";
+    /** @description Where a mirrored provider comes from: its source and the upstream entry it was last made from. */
+    ProviderOrigin: {
+      sourceId: string;
+      sourceUrl: string;
+      kind: components["schemas"]["MirrorKind"];
+      upstreamName: string;
+      upstreamVersion: string | null;
+      /** @description active, deprecated or deleted (an MCP registry's status); listed or withdrawn (a registry's) */
+      upstreamStatus: string;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      fetchedAt: string;
+    };
+    /**
+     * @description MCP_REGISTRY: a registry of the MCP registry's API (`/v0.1/servers`). AGENT_REGISTRY: another Agent Registry.
+     * @enum {string}
+     */
+    MirrorKind: "MCP_REGISTRY" | "AGENT_REGISTRY";
     /** @description Members of the endpoint to change: an absent member keeps its value, null clears it */
     EndpointPatchInput: {
       /** @description {name} marks one of `variables` */
@@ -1903,6 +1997,131 @@ export interface components {
      * @enum {string}
      */
     WebhookDeliveryStatus: "PENDING" | "SUCCEEDED" | "FAILED";
+    MirrorSourcePage: {
+      items: components["schemas"]["MirrorSource"][];
+      nextCursor: string | null;
+    };
+    /** @description A registry this one mirrors, and where its sync stands. Admins only. */
+    MirrorSource: {
+      sourceId: string;
+      url: string;
+      kind: components["schemas"]["MirrorKind"];
+      filter: components["schemas"]["MirrorFilter"];
+      policy: components["schemas"]["MirrorPolicy"];
+      trustTier: components["schemas"]["MirrorTrustTier"] | null;
+      /** Format: int32 */
+      intervalSeconds: number;
+      /** @description The contact its providers carry */
+      contactEmail: string;
+      /** @description Declared by MIRROR_SOURCES (kept as the variable says) */
+      fromEnv: boolean;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      updatedAt: string;
+      state: components["schemas"]["MirrorState"];
+      /**
+       * Format: date-time
+       * @description When the last sync started
+       */
+      lastSyncAt: string | null;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      lastSuccessAt: string | null;
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      nextSyncAt: string;
+      /** @description Where the next sync starts: the newest upstream `updatedAt` (or seq) it has taken */
+      highWaterMark: string | null;
+      counts: components["schemas"]["MirrorCounts"];
+      /**
+       * Format: int32
+       * @description Providers this source has made
+       */
+      mirrored: number;
+      /** @description The last errors, newest first */
+      lastErrors: components["schemas"]["MirrorError"][];
+      /** @description The entries the last syncs skipped, newest first */
+      skippedEntries: components["schemas"]["MirrorSkippedEntry"][];
+    };
+    /** @description What a source takes of its upstream. */
+    MirrorFilter: {
+      /** @description Server-name patterns (`*` any characters); none: every name */
+      include: string[];
+      /** @description Server-name patterns left out */
+      exclude: string[];
+      /** @description Package registry types an entry must ship one of (NPM, PYPI, OCI, …); none: any */
+      registryTypes: string[];
+      only: components["schemas"]["MirrorOnly"];
+    };
+    /**
+     * @description Which MCP servers to take: ANY, those with REMOTES (endpoints), or those with PACKAGES.
+     * @enum {string}
+     */
+    MirrorOnly: "ANY" | "REMOTES" | "PACKAGES";
+    /**
+     * @description REVIEW: each new entry opens an intake review. TRUSTED: approved at once, at the source's trust tier.
+     * @enum {string}
+     */
+    MirrorPolicy: "REVIEW" | "TRUSTED";
+    /**
+     * @description The trust tier a TRUSTED source's agents are approved at
+     * @enum {string}
+     */
+    MirrorTrustTier: "UNVERIFIED" | "VERIFIED" | "TRUSTED" | "OFFICIAL";
+    /**
+     * @description IDLE: waiting for its next sync. SYNCING: a sync is under way. FAILED: the last sync failed; it is retried later.
+     * @enum {string}
+     */
+    MirrorState: "IDLE" | "SYNCING" | "FAILED";
+    /** @description What the sync under way, or the last one, did with the entries it saw. */
+    MirrorCounts: {
+      /** Format: int32 */
+      seen: number;
+      /** Format: int32 */
+      created: number;
+      /** Format: int32 */
+      updated: number;
+      /** Format: int32 */
+      retired: number;
+      /** Format: int32 */
+      skipped: number;
+    };
+    MirrorError: {
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      at: string;
+      message: string;
+    };
+    /** @description An upstream entry the sync could not take, and why; the sync went on without it. */
+    MirrorSkippedEntry: {
+      /**
+       * Format: date-time
+       * @description An ISO-8601 instant in UTC
+       */
+      at: string;
+      name: string;
+      version: string | null;
+      reason: string;
+    };
+    MirrorFilterInput: {
+      include?: string[] | null;
+      exclude?: string[] | null;
+      registryTypes?: string[] | null;
+      only?: components["schemas"]["MirrorOnly"] | null;
+    };
     /** @description The MCP registry's `ServerList` */
     McpServerList: {
       servers: components["schemas"]["McpServerResponse"][];
@@ -3877,6 +4096,286 @@ export interface operations {
       403: components["responses"]["FORBIDDEN"];
       404: components["responses"]["NOT_FOUND"];
       409: components["responses"]["CONFLICT"];
+      413: components["responses"]["PAYLOAD_TOO_LARGE"];
+      415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  mirrorSources: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+      };
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description List the mirror sources with their sync state */
+      200: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MirrorSourcePage"];
+        };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  createMirrorSource: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The upstream's base URL (https:) */
+          url: string;
+          /** @description Default MCP_REGISTRY */
+          kind?: components["schemas"]["MirrorKind"] | null;
+          filter?: components["schemas"]["MirrorFilterInput"] | null;
+          /** @description Default REVIEW */
+          policy?: components["schemas"]["MirrorPolicy"] | null;
+          /** @description Required by TRUSTED, refused otherwise */
+          trustTier?: components["schemas"]["MirrorTrustTier"] | null;
+          /**
+           * Format: int32
+           * @description How often it is synced; default 3600, at least 60
+           */
+          intervalSeconds?: number | null;
+          /** @description The contact its providers carry; default mirror@<the upstream's host> */
+          contactEmail?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Add a registry to mirror */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MirrorSource"];
+        };
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      413: components["responses"]["PAYLOAD_TOO_LARGE"];
+      415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  mirrorSource: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
+      path: {
+        sourceId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Read a mirror source with its sync state and counts */
+      200: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MirrorSource"];
+        };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      404: components["responses"]["NOT_FOUND"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  deleteMirrorSource: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        sourceId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Remove a mirror source (its providers stay) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MirrorSource"];
+        };
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      404: components["responses"]["NOT_FOUND"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  updateMirrorSource: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        sourceId: string;
+      };
+      cookie?: never;
+    };
+    /** @description The fields to change, as a JSON Merge Patch (RFC 7396), sent as application/json or application/merge-patch+json: a member absent stays as it is, `null` clears a nullable field, and `null` for a required one is a 400 naming it. */
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The upstream's base URL (https:) */
+          url?: string;
+          /** @description Default MCP_REGISTRY */
+          kind?: components["schemas"]["MirrorKind"];
+          filter?: components["schemas"]["MirrorFilterInput"];
+          /** @description Default REVIEW */
+          policy?: components["schemas"]["MirrorPolicy"];
+          /** @description Required by TRUSTED, refused otherwise */
+          trustTier?: components["schemas"]["MirrorTrustTier"] | null;
+          /**
+           * Format: int32
+           * @description How often it is synced; default 3600, at least 60
+           */
+          intervalSeconds?: number;
+          /** @description The contact its providers carry; default mirror@<the upstream's host> */
+          contactEmail?: string;
+        };
+        "application/merge-patch+json": {
+          /** @description The upstream's base URL (https:) */
+          url?: string;
+          /** @description Default MCP_REGISTRY */
+          kind?: components["schemas"]["MirrorKind"];
+          filter?: components["schemas"]["MirrorFilterInput"];
+          /** @description Default REVIEW */
+          policy?: components["schemas"]["MirrorPolicy"];
+          /** @description Required by TRUSTED, refused otherwise */
+          trustTier?: components["schemas"]["MirrorTrustTier"] | null;
+          /**
+           * Format: int32
+           * @description How often it is synced; default 3600, at least 60
+           */
+          intervalSeconds?: number;
+          /** @description The contact its providers carry; default mirror@<the upstream's host> */
+          contactEmail?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Change a mirror source */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MirrorSource"];
+        };
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      404: components["responses"]["NOT_FOUND"];
+      413: components["responses"]["PAYLOAD_TOO_LARGE"];
+      415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  syncMirrorSource: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        sourceId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description Start a sync of the source now */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MirrorSource"];
+        };
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      404: components["responses"]["NOT_FOUND"];
       413: components["responses"]["PAYLOAD_TOO_LARGE"];
       415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
       429: components["responses"]["RATE_LIMITED"];
