@@ -67,6 +67,8 @@ const onEntry = (outcome: Outcome) => {
   }
 };
 
+// The door's kept-alive sockets do not hold the process open: this does, until the run ends.
+const alive = setInterval(() => undefined, 60_000);
 // A replica syncing it now holds its lease: wait for that run, then run once more from its mark.
 let claimed = await claimSource(db, {
   now: new Date(),
@@ -99,4 +101,5 @@ process.stdout.write(
   `${JSON.stringify({ sourceId: after.sourceId, state: after.state, mark: after.mark, seen: after.seen, created: after.created, updated: after.updated, retired: after.retired, skipped: after.skipped, lastErrors: after.lastErrors })}\n`,
 );
 await db.$disconnect();
+clearInterval(alive);
 process.exit(outcome === "done" ? 0 : 1);
