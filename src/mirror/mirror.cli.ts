@@ -70,18 +70,12 @@ const onEntry = (outcome: Outcome) => {
 // The door's kept-alive sockets do not hold the process open: this does, until the run ends.
 const alive = setInterval(() => undefined, 60_000);
 // A replica syncing it now holds its lease: wait for that run, then run once more from its mark.
-let claimed = await claimSource(db, {
-  now: new Date(),
-  leaseUntil: new Date(Date.now() + config.mirror.leaseMs),
-  id: row.id,
-});
+const claim = () =>
+  claimSource(db, { now: new Date(), leaseUntil: new Date(Date.now() + config.mirror.leaseMs), id: row.id });
+let claimed = await claim();
 while (!claimed) {
   await new Promise((resolve) => setTimeout(resolve, 1000));
-  claimed = await claimSource(db, {
-    now: new Date(),
-    leaseUntil: new Date(Date.now() + config.mirror.leaseMs),
-    id: row.id,
-  });
+  claimed = await claim();
 }
 const outcome = await runClaimed(
   {
@@ -91,7 +85,6 @@ const outcome = await runClaimed(
     announce: async () => undefined,
     onEntry,
   },
-  { id: claimed.row.id, token: claimed.token },
   claimed,
   () => false,
 );

@@ -146,7 +146,7 @@ function globOf(p: string): RegExp {
 }
 
 /** Whether a name passes the filter's patterns: included (or no includes), and not excluded. */
-export function nameWanted(filter: MirrorFilter, name: string): boolean {
+function nameWanted(filter: MirrorFilter, name: string): boolean {
   if (filter.include.length > 0 && !filter.include.some((p) => globOf(p).test(name))) return false;
   return !filter.exclude.some((p) => globOf(p).test(name));
 }
@@ -219,9 +219,7 @@ export function readMcpEntry(item: unknown): McpEntry | null {
   };
 }
 
-export type Mapped =
-  | { ok: true; fields: Record<string, unknown>; intake?: Intake; unmapped: string[] }
-  | { ok: false; reason: string };
+export type Mapped = { ok: true; fields: Record<string, unknown>; intake?: Intake } | { ok: false; reason: string };
 
 /**
  * An MCP server.json as the fields a mirror writes, through the same import as `importProvider`:
@@ -234,7 +232,7 @@ export function mapMcpServer(server: unknown, contactEmail: string): Mapped {
     const intake = validateIntake({ ...mapping.input, contactEmail });
     if (intake.ok) {
       const fields = Object.fromEntries(MIRRORED_FIELDS.map((f) => [f, intake.value[f] ?? null]));
-      return { ok: true, fields, intake: intake.value, unmapped: mapping.unmapped };
+      return { ok: true, fields, intake: intake.value };
     }
     problems.push(...intake.errors.map((e) => `${e.path}: ${e.message}`));
   }

@@ -25,6 +25,7 @@ import {
   originOf,
   requestSync,
   type SourceRow,
+  sourceTaken,
   updateSource,
 } from "./mirror.store.ts";
 
@@ -135,7 +136,7 @@ export const MirrorSourceRef = builder.objectRef<SourceRow & { mirrored?: number
     counts: t.field({ type: MirrorCountsRef, resolve: (s) => s }),
     mirrored: t.int({
       description: "Providers this source has made",
-      resolve: async (s, _args, ctx) => s.mirrored ?? (await entryCounts(ctx.db)).get(s.id) ?? 0,
+      resolve: (s, _args, ctx) => s.mirrored ?? ctx.db.mirrorEntry.count({ where: { sourceRowId: s.id } }),
     }),
     lastErrors: t.field({
       type: [MirrorErrorRef],
@@ -207,11 +208,10 @@ async function sourceByIdOr404(db: Db, sourceId: string): Promise<SourceRow> {
   return row;
 }
 
-const taken = (error: unknown, url: string) => {
-  if ((error as { code?: string }).code === "P2002")
-    return badInput(`A source of ${url} exists already`, [{ path: "url", message: "already a source" }]);
-  return error;
-};
+const taken = (error: unknown, url: string) =>
+  sourceTaken(error)
+    ? badInput(`A source of ${url} exists already`, [{ path: "url", message: "already a source" }])
+    : error;
 
 builder.queryFields((t) => ({
   mirrorSources: t.field({

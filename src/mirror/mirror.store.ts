@@ -34,6 +34,11 @@ export async function mirroredConflict(
   );
 }
 
+/** Whether a write failed because a source of that URL exists already (a unique violation). */
+export function sourceTaken(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === "P2002";
+}
+
 export async function createSource(db: Db, input: SourceInput, fromEnv = false): Promise<SourceRow> {
   return db.mirrorSource.create({
     data: { ...input, filter: input.filter as object, sourceId: newSourceId(), fromEnv },
@@ -64,9 +69,11 @@ export async function requestSync(db: Db, id: number): Promise<SourceRow> {
 export async function bootstrapSources(db: Db, declared: readonly SourceInput[]): Promise<void> {
   for (const input of declared) {
     const existing = await db.mirrorSource.findUnique({ where: { url: input.url } });
-    if (!existing)
-      await createSource(db, input, true).catch(() => undefined); // another replica made it
-    else if (existing.fromEnv) await updateSource(db, existing.id, input);
+    if (!existing) {
+      await createSource(db, input, true).catch((error) => {
+        if (!sourceTaken(error)) throw error; // else another replica starting beside this one made it
+      });
+    } else if (existing.fromEnv) await updateSource(db, existing.id, input);
   }
   await db.mirrorSource.deleteMany({ where: { fromEnv: true, url: { notIn: declared.map((d) => d.url) } } });
 }
@@ -78,7 +85,7 @@ export async function bootstrapSources(db: Db, declared: readonly SourceInput[])
 export async function claimSource(
   db: Db,
   options: { now: Date; leaseUntil: Date; id?: number },
-): Promise<{ row: SourceRow; token: string } | null> {
+): Promise<Claimed | null> {
   const { now } = options;
   const [candidate] = await queryRows(
     db,
@@ -97,6 +104,12 @@ export async function claimSource(
   );
   if (!claimed) return null;
   return { row: await db.mirrorSource.findUniqueOrThrow({ where: { id: Number(claimed.id) } }), token };
+}
+
+/** A source this replica holds the lease of, and the lease's token. */
+export interface Claimed {
+  row: SourceRow;
+  token: string;
 }
 
 /** Extends this replica's lease; false when it has passed to another (the run must stop). */

@@ -7,8 +7,8 @@
  * a server's latest version is what its provider holds. The run's mark is the newest `updatedAt` it
  * saw; an entry whose `updatedAt` was applied already changes nothing, so pages that overlap are safe.
  */
-import type { Db, RawTx } from "../db/client.ts";
-import type { ErrorCode } from "../errors.ts";
+import type { Db, Queryable } from "../db/client.ts";
+import { codeOf } from "../errors.ts";
 import { type FeedNote, withOutbox } from "../feed/feed.outbox.ts";
 import type { Outbound } from "../outbound/outbound.ts";
 import { changeLifecycle } from "../providers/provider.lifecycle.ts";
@@ -85,8 +85,6 @@ function newer(a: string | null, b: string | null): string | null {
   return Date.parse(b) > Date.parse(a) ? b : a;
 }
 
-const codeOf = (error: unknown) => (error as { extensions?: { code?: ErrorCode } }).extensions?.code;
-
 /** Runs (or resumes) a sync of the claimed source to its end; false when it stopped first. */
 export async function syncSource(deps: SyncDeps, claim: Claim, source: SourceRow): Promise<boolean> {
   if (source.kind !== "MCP_REGISTRY") throw new UpstreamError(`a ${source.kind} source is not synced by this replica`);
@@ -146,12 +144,18 @@ async function applyEntry(
 ): Promise<Outcome> {
   const { db } = deps;
   let entry = read;
-  const step = (outcome: Outcome, skip?: Step["skip"]) => ({ ...at, outcome, ...(skip && { skip }) });
-  const skipOnly = async (reason: string, name: string, version: string | null) => {
-    await advance(db, claim, step("skipped", { name, version, reason }));
-    return "skipped" as const;
+  /** The run's step past this entry; a skip is named by the upstream's name and version. */
+  const step: StepOf = (outcome, reason) => ({
+    ...at,
+    outcome,
+    ...(reason !== undefined && { skip: { name: entry?.name ?? "?", version: entry?.version ?? null, reason } }),
+  });
+  /** The step alone, nothing else written: the entry left as it was, or skipped. */
+  const only = async (outcome: "unchanged" | "skipped", reason?: string) => {
+    await advance(db, claim, step(outcome, reason));
+    return outcome;
   };
-  if (entry === null) return skipOnly("not an MCP registry entry (no server, or a server without a name)", "?", null);
+  if (entry === null) return only("skipped", "not an MCP registry entry (no server, or a server without a name)");
   const existing = await entryByName(db, source.id, entry.name);
   if (!entry.isLatest && existing?.upstreamVersion === entry.version && entry.status !== existing.upstreamStatus) {
     // The version held changed status and is no longer the latest (the upstream moved `isLatest` to
@@ -170,25 +174,19 @@ async function applyEntry(
   const server = (item as { server: Record<string, unknown> }).server;
   // Older versions are the upstream's history; the provider holds the latest.
   const current = existing && existing.upstreamMark === entry.updatedAt && existing.upstreamVersion === entry.version;
-  if (!entry.isLatest || current) {
-    await advance(db, claim, step("unchanged"));
-    return "unchanged";
-  }
+  if (!entry.isLatest || current) return only("unchanged");
   const outside = filteredOut(source.filter as unknown as MirrorFilter, server);
-  if (outside !== null && !existing) {
-    await advance(db, claim, step("unchanged"));
-    return "unchanged";
-  }
+  if (outside !== null && !existing) return only("unchanged");
   const mapped: Mapped =
     entry.status === "deleted" && existing
-      ? { ok: true, fields: existing.snapshot, unmapped: [] }
+      ? { ok: true, fields: existing.snapshot }
       : mapMcpServer(server, source.contactEmail);
-  if (!mapped.ok) return skipOnly(mapped.reason, entry.name, entry.version);
+  if (!mapped.ok) return only("skipped", mapped.reason);
   const wanted =
     outside !== null
       ? lifecycleOfStatus("withdrawn", `no longer in the filter of ${source.url}`)
       : lifecycleOfStatus(entry.status, entry.statusMessage);
-  const record = (providerId: number, final: boolean) => (tx: RawTx) =>
+  const record: Recorder = (providerId, final) => (tx) =>
     recordEntry(tx, {
       providerId,
       source,
@@ -200,10 +198,7 @@ async function applyEntry(
       snapshot: mapped.fields,
     });
   if (!existing) {
-    if (entry.status === "deleted") {
-      await advance(db, claim, step("unchanged"));
-      return "unchanged";
-    }
+    if (entry.status === "deleted") return only("unchanged");
     if (!mapped.intake) throw new Error("a new entry is mapped from its server.json");
     return create(deps, claim, source, entry, mapped.intake, wanted, step, record);
   }
@@ -211,7 +206,9 @@ async function applyEntry(
 }
 
 type Wanted = ReturnType<typeof lifecycleOfStatus>;
-type Recorder = (providerId: number, final: boolean) => (tx: RawTx) => Promise<void>;
+/** Writes the provider's entry in a step's transaction; `final` marks the entry as applied whole. */
+type Recorder = (providerId: number, final: boolean) => (tx: Queryable) => Promise<void>;
+type StepOf = (outcome: Outcome, skipReason?: string) => Step;
 
 async function create(
   deps: SyncDeps,
@@ -220,7 +217,7 @@ async function create(
   entry: McpEntry,
   intake: Intake,
   wanted: Wanted,
-  step: (outcome: Outcome, skip?: Step["skip"]) => Step,
+  step: StepOf,
   record: Recorder,
 ): Promise<Outcome> {
   const { db } = deps;
@@ -233,9 +230,8 @@ async function create(
           db,
           { ...intake, providerCode: codeOfName(entry.name, taken) },
           async (tx, result) => {
-            const tx_ = tx as unknown as RawTx;
-            await record(result.providerId, !lifecycleToo)(tx_);
-            if (!lifecycleToo) await advance(tx_, claim, step("created"));
+            await record(result.providerId, !lifecycleToo)(tx);
+            if (!lifecycleToo) await advance(tx, claim, step("created"));
           },
           {
             mirror: {
@@ -249,8 +245,9 @@ async function create(
     } catch (error) {
       if (codeOf(error) !== "CONFLICT") throw error;
       const message = (error as Error).message;
+      // A code taken gets its hashed form once; a server name held by another provider is skipped.
       if (!message.includes("providerCode") || taken) {
-        await advance(db, claim, step("skipped", { name: entry.name, version: entry.version, reason: message }));
+        await advance(db, claim, step("skipped", message));
         return "skipped";
       }
     }
@@ -268,7 +265,7 @@ async function update(
   existing: EntryRow,
   fields: Record<string, unknown>,
   wanted: Wanted,
-  step: (outcome: Outcome, skip?: Step["skip"]) => Step,
+  step: StepOf,
   record: Recorder,
 ): Promise<Outcome> {
   const { db } = deps;
@@ -286,7 +283,7 @@ async function update(
     const patch = validatePatch(wholePatch(existing as unknown as Record<string, unknown>, fields, changed));
     if (!patch.ok) {
       const reason = `the upstream change is not valid: ${patch.errors.map((e) => `${e.path} ${e.message}`).join("; ")}`;
-      await advance(db, claim, step("skipped", { name: existing.providerCode, version: null, reason }));
+      await advance(db, claim, step("skipped", reason));
       return "skipped";
     }
     await published(deps, () =>
@@ -313,7 +310,7 @@ async function update(
   if (!changed.length && !lifecycleMoves) {
     // Nothing of the profile moved (a new `updatedAt` only): the entry and the step, alone.
     await db.$transaction(async (tx) => {
-      await final(tx as unknown as RawTx);
+      await final(tx);
       await advance(tx, claim, step("unchanged"));
     });
   }
@@ -327,7 +324,7 @@ async function setLifecycle(
   providerCode: string,
   wanted: Wanted,
   at: Step,
-  record: (tx: RawTx) => Promise<void>,
+  record: (tx: Queryable) => Promise<void>,
 ): Promise<void> {
   await published(deps, () =>
     changeLifecycle(

@@ -11,6 +11,7 @@ import { retryDelaySeconds, sourcesOfEnv, validateSource } from "./mirror.rules.
 import {
   bootstrapSources,
   type Claim,
+  type Claimed,
   claimSource,
   failRun,
   LeaseLost,
@@ -49,11 +50,11 @@ export async function declareSources(db: Db, config: MirrorConfig): Promise<void
 /** Syncs one claimed source, recording a failure (with its retry time) rather than throwing. */
 export async function runClaimed(
   options: MirrorOptions,
-  claim: Claim,
-  source: Awaited<ReturnType<typeof claimSource>> & object,
+  source: Claimed,
   stopped: () => boolean,
 ): Promise<"done" | "failed" | "lost"> {
   const { db, config } = options;
+  const claim: Claim = { id: source.row.id, token: source.token };
   const renew = async () => {
     if (!(await renewLease(db, claim.id, claim.token, new Date(Date.now() + config.leaseMs)))) throw new LeaseLost();
   };
@@ -95,7 +96,7 @@ export function startMirror(options: MirrorOptions): Mirror {
         const now = new Date();
         const claimed = await claimSource(db, { now, leaseUntil: new Date(now.getTime() + config.leaseMs) });
         if (!claimed || stopping) return;
-        await runClaimed(options, { id: claimed.row.id, token: claimed.token }, claimed, () => stopping);
+        await runClaimed(options, claimed, () => stopping);
       }
     })()
       .catch((error) => options.log?.({ level: "error", msg: "mirror poll failed", error: String(error) }))

@@ -177,20 +177,15 @@ export async function intakeProvider(
           },
           select: { id: true },
         });
-        await tx.reviewEvent.createMany({
-          data: [
-            { providerId: created.id, reviewId: review.id, kind: "SUBMITTED", actor },
-            mirror
-              ? approveAs && {
-                  providerId: created.id,
-                  reviewId: review.id,
-                  kind: "APPROVED",
-                  actor,
-                  note: `approved by a trusted source at ${approveAs}`,
-                }
-              : { providerId: created.id, kind: "TOKEN_ISSUED", actor, note: null },
-          ].filter((e) => !!e),
-        });
+        const timeline: Prisma.ReviewEventCreateManyInput[] = [
+          { providerId: created.id, reviewId: review.id, kind: "SUBMITTED", actor },
+        ];
+        if (!mirror) timeline.push({ providerId: created.id, kind: "TOKEN_ISSUED", actor, note: null });
+        else if (approveAs) {
+          const note = `approved by a trusted source at ${approveAs}`;
+          timeline.push({ providerId: created.id, reviewId: review.id, kind: "APPROVED", actor, note });
+        }
+        await tx.reviewEvent.createMany({ data: timeline });
         await recordRelease(tx, {
           providerId: created.id,
           providerCode,
