@@ -205,6 +205,14 @@ export async function nextPage(db: Queryable, claim: Claim, cursor: string): Pro
   await setUnderLease(db, claim, [Prisma.sql`"runCursor" = ${cursor}`, Prisma.sql`"runOffset" = 0`]);
 }
 
+/**
+ * When the source is due again: `next`, unless a sync was asked for (or the source changed) after this
+ * run began — that ask stands, so it is not lost to the run that was under way.
+ */
+function nextSync(next: Date): Prisma.Sql {
+  return Prisma.sql`"nextSyncAt" = CASE WHEN "nextSyncAt" > "lastSyncAt" THEN "nextSyncAt" ELSE ${next} END`;
+}
+
 /** The run is done: its newest mark is where the next one starts. */
 export async function finishRun(
   db: Queryable,
@@ -220,7 +228,7 @@ export async function finishRun(
     Prisma.sql`"state" = 'IDLE'`,
     Prisma.sql`"failures" = 0`,
     Prisma.sql`"lastSuccessAt" = ${now}`,
-    Prisma.sql`"nextSyncAt" = ${options.next}`,
+    nextSync(options.next),
     Prisma.sql`"leaseUntil" = NULL`,
     Prisma.sql`"leaseToken" = NULL`,
   ]);
@@ -234,7 +242,7 @@ export async function failRun(db: Db, claim: Claim, options: { message: string; 
     Prisma.sql`"state" = 'FAILED'`,
     Prisma.sql`"failures" = "failures" + 1`,
     Prisma.sql`"lastErrors" = ${jsonArg(db, kept.slice(0, KEPT_ERRORS), false)}`,
-    Prisma.sql`"nextSyncAt" = ${options.next}`,
+    nextSync(options.next),
     Prisma.sql`"leaseUntil" = NULL`,
     Prisma.sql`"leaseToken" = NULL`,
   ]).catch((error) => {

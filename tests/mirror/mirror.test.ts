@@ -43,20 +43,25 @@ async function source(sourceId: string) {
   return answer.body as Record<string, any>;
 }
 
-/** Asks for a sync and waits for the source to say it has finished one after now. */
-async function syncNow(sourceId: string, expectState = "IDLE") {
-  const before = Date.now();
-  const asked = await call("POST", `/api/v1/mirror/sources/${sourceId}/sync`, { app, token: admin });
-  expect(asked.status).toBe(202);
+/** Waits for the source to say a sync that began at or after `since` has ended in `state`. */
+function syncedSince(sourceId: string, since: number, state = "IDLE") {
   return until(
     async () => {
       const s = await source(sourceId);
-      const done = s.state === expectState && Date.parse(s.lastSyncAt ?? 0) >= before - 5 && s.state !== "SYNCING";
-      return done && (expectState === "FAILED" || Date.parse(s.lastSuccessAt ?? 0) >= before - 5) ? s : null;
+      const done = s.state === state && Date.parse(s.lastSyncAt ?? 0) >= since - 5;
+      return done && (state === "FAILED" || Date.parse(s.lastSuccessAt ?? 0) >= since - 5) ? s : null;
     },
-    `a sync of ${sourceId} ending ${expectState}`,
+    `a sync of ${sourceId} ending ${state}`,
     60_000,
   );
+}
+
+/** Asks for a sync and waits for the source to say it has finished one begun after the ask. */
+async function syncNow(sourceId: string, state = "IDLE") {
+  const before = Date.now();
+  const asked = await call("POST", `/api/v1/mirror/sources/${sourceId}/sync`, { app, token: admin });
+  expect(asked.status).toBe(202);
+  return syncedSince(sourceId, before, state);
 }
 
 const providerOf = async (code: string, token = reviewer) => {
@@ -143,14 +148,18 @@ describe("syncing an MCP registry", () => {
   const codeOf = (name: string) =>
     db.mirrorEntry.findFirstOrThrow({ where: { upstreamName: name }, include: { provider: true } });
 
+  /** When the source was made: making it starts its first sync. */
+  let madeAt: number;
+
   beforeAll(async () => {
+    madeAt = Date.now();
     const made = await call("POST", "/api/v1/mirror/sources", { app, token: admin, body: { url: `https://${host}` } });
     expect(made.status).toBe(201);
     sourceId = made.body.sourceId;
   });
 
   test("the first sync makes a provider of every valid latest server, and lists what it skipped", async () => {
-    const synced = await syncNow(sourceId);
+    const synced = await syncedSince(sourceId, madeAt);
     const latest = upstream
       .latest()
       .filter((e) => e._meta["io.modelcontextprotocol.registry/official"].status !== "deleted");
@@ -206,6 +215,17 @@ describe("syncing an MCP registry", () => {
     expect(synced.counts).toMatchObject({ seen: 0, created: 0, updated: 0, retired: 0, skipped: 0 });
     expect(await db.providerVersion.count({ where: { provider: { mirror: { sourceId } } } })).toBe(versions);
     expect(await db.event.count()).toBe(events);
+  });
+
+  test("a sync asked for while one is under way runs after it, not lost to it", async () => {
+    upstream.slowNext(300);
+    await call("POST", `/api/v1/mirror/sources/${sourceId}/sync`, { app, token: admin });
+    await until(async () => (await source(sourceId)).state === "SYNCING", "the first sync under way");
+    const asked = Date.now();
+    const again = await call("POST", `/api/v1/mirror/sources/${sourceId}/sync`, { app, token: admin });
+    expect(again.status).toBe(202);
+    const synced = await syncedSince(sourceId, asked);
+    expect(Date.parse(synced.lastSyncAt)).toBeGreaterThanOrEqual(asked - 5);
   });
 
   test("the owner's token cannot change a mirrored provider: 409 naming the source", async () => {
