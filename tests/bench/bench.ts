@@ -6,7 +6,7 @@
  *                    [--targets bare,rest,graphql,rest-nocache,graphql-nocache,postgraphile]
  *                    [--dialects sqlite,postgresql] [--pg-url postgresql://postgres@127.0.0.1:5432/postgres]
  *                    [--duration 3] [--warmup 5] [--runs 3] [--rate 100] [--connections 32]
- *                    [--cpu-prof] [--baseline <git ref>]
+ *                    [--cpu-prof] [--baseline <git ref>] [--mirror-servers 20000]
  *
  * Servers (child processes pinned to core 0 with `taskset -c 0`, one set per registry size):
  * - `bare`: tests/bench/bare.server.ts — node:http + better-sqlite3, hand-written SQL (detail, list, search);
@@ -18,6 +18,9 @@
  *   how long a change takes to reach every subscriber (tests/bench/feed.bench.ts), once per run;
  * - `webhooks` (op): one replica's webhook deliveries to a local receiver, by tests/bench/webhooks.bench.ts
  *   (its own process and database), once, after the runs; its report is appended to this one's;
+ * - `mirror` (op): a bootstrap of `--mirror-servers` upstream servers and an incremental sync of 100
+ *   changes, with reads' p99 beside them, by tests/bench/mirror.bench.ts (its own processes and
+ *   database), once per dialect, after the runs; its goals join this report's, its page is appended;
  * - `rest-before` / `graphql-before` (with `--baseline <ref>`): the service as it was at that git
  *   ref, built from a worktree in data/bench/, on the same database: what a change costs a read or a
  *   write, side by side with it.
@@ -45,9 +48,8 @@
  * makes (intakes, PATCHes) are removed at the end, so each holds its `size` seeded agents again.
  * Results: tests/bench/results/bench.{json,md}.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import http from "node:http";
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { cpus, loadavg, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -62,6 +64,15 @@ import { loadConfig } from "../../src/config.ts";
 import { sqlitePath } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { benchFeed, type FeedSample } from "./feed.bench.ts";
+import {
+  cpuSeconds,
+  fixedRate,
+  postgresCpu,
+  postgresCpuSince,
+  quantile,
+  type RawRequest,
+  type Request,
+} from "./measure.ts";
 import { comparePeer, installPeer, PEER_READY, type PeerOp, peerRequest } from "./peer/postgraphile.ts";
 import { ensurePgSeeded, withPg } from "./pg.seed.ts";
 
@@ -84,10 +95,12 @@ const DIALECTS = ["sqlite", "postgresql"] as const;
 type Dialect = (typeof DIALECTS)[number];
 /** Targets that run on one dialect only: the bare baseline is better-sqlite3, the peer PostgreSQL's. */
 const ONLY_ON: Partial<Record<TargetName, Dialect>> = { bare: "sqlite", postgraphile: "postgresql" };
-const OPS = ["detail", "list", "search", "card", "patch", "intake", "queue", "feed", "webhooks"] as const;
+const OPS = ["detail", "list", "search", "card", "patch", "intake", "queue", "feed", "webhooks", "mirror"] as const;
 type OpName = (typeof OPS)[number];
-/** Operations measured by a scenario of their own on the largest registry's service, not by autocannon. */
-const SCENARIOS: readonly OpName[] = ["feed", "webhooks"];
+/** Operations measured by a scenario of their own, not by autocannon. */
+const SCENARIOS: readonly OpName[] = ["feed", "webhooks", "mirror"];
+/** Scenarios that start their own service and database: without other operations, no server is started here. */
+const OWN_PROCESSES: readonly OpName[] = ["webhooks", "mirror"];
 
 /** Which operations each target serves: the bare baseline reads only; the cache does not apply to writes or the (authenticated) queue. */
 const SERVES: Record<TargetName, readonly OpName[]> = {
@@ -116,6 +129,8 @@ interface Options {
   dialects: Dialect[];
   /** The PostgreSQL server whose databases the benchmark creates. */
   pgUrl: string;
+  /** Upstream servers the `mirror` scenario bootstraps. */
+  mirrorServers: number;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -132,6 +147,7 @@ function parseArgs(argv: string[]): Options {
     "baseline",
     "dialects",
     "pg-url",
+    "mirror-servers",
   ]);
   const list = <T extends string>(name: string, all: readonly T[], fallback: string): T[] => {
     const items = (args.get(name) ?? fallback).split(",").map((s) => s.trim());
@@ -158,6 +174,7 @@ function parseArgs(argv: string[]): Options {
     baseline: args.get("baseline"),
     dialects: list("dialects", DIALECTS, DIALECTS.join(",")),
     pgUrl: args.get("pg-url") || process.env.BENCH_PG_URL || "postgresql://postgres@127.0.0.1:5432/postgres",
+    mirrorServers: Math.round(num("mirror-servers", 20_000)),
   };
 }
 
@@ -368,36 +385,6 @@ async function startServer(
   }
 }
 
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
-const TICKS_PER_SECOND = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-function cpuSeconds(pid: number | string): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  // The fields after the command name (which may hold spaces, inside parentheses): utime is the 14th field.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-}
-
-/** CPU seconds each of this machine's PostgreSQL processes has used so far, by pid. */
-function postgresCpu(): Map<string, number> {
-  const used = new Map<string, number>();
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "postgres") used.set(pid, cpuSeconds(pid));
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return used;
-}
-
-/** PostgreSQL's CPU seconds since `before`: a connection opened meanwhile counts whole, one closed meanwhile is lost. */
-function postgresCpuSince(before: Map<string, number>): number {
-  let total = 0;
-  for (const [pid, seconds] of postgresCpu()) total += seconds - (before.get(pid) ?? 0);
-  return total;
-}
-
 async function stopServer(server: Server): Promise<void> {
   const { child } = server;
   if (child.exitCode !== null || child.signalCode !== null) return;
@@ -409,21 +396,6 @@ async function stopServer(server: Server): Promise<void> {
 }
 
 // ── Operations ────────────────────────────────────────────────────────────────────────────────
-interface Request {
-  method: "GET" | "POST" | "PATCH";
-  path: string;
-  headers?: Record<string, string>;
-  /** A fixed body, or one per request (intakes need unique codes). */
-  body?: string | (() => string);
-  /** Each request as sent (PATCHes go round their agents). */
-  setup?: (request: RawRequest) => RawRequest;
-}
-interface RawRequest {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body?: string;
-}
 
 /** The full profile, as SOFA's REST route selects it. */
 const PROFILE_FIELDS = `providerCode name summary description labels agentType visibility trustTier reviewStage
@@ -583,6 +555,7 @@ function requestOf(target: TargetName, op: OpName, f: Fixture): Request {
           );
     case "feed":
     case "webhooks":
+    case "mirror":
       throw new Error(`${op} is a scenario of its own`);
   }
 }
@@ -602,11 +575,6 @@ interface Sample {
   /** At saturation: CPU per answered request, in µs, of the server's process and of PostgreSQL (all its processes). */
   cpuUs?: number;
   pgCpuUs?: number;
-}
-
-function quantile(sorted: number[], q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
 }
 
 /** One autocannon phase; latencies are taken per response here (autocannon's histogram keeps whole ms). */
@@ -645,71 +613,6 @@ async function load(url: string, request: Request, seconds: number, connections:
     p99: quantile(latencies, 0.99),
     failures,
   } satisfies Sample;
-}
-
-/**
- * The fixed-rate phase: one request every 1/rate s, sent whether or not the earlier ones have been
- * answered (an open model), over keep-alive connections; latency from the moment each is sent to
- * its whole answer. autocannon's own rate limit sends each second's quota back to back at the start
- * of the second — a burst at full speed, then silence — which measures a saturated server again.
- */
-async function fixedRate(url: string, request: Request, seconds: number, rate: number): Promise<Sample> {
-  const target = new URL(url);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  const latencies: number[] = [];
-  let failures = 0;
-  const total = Math.max(1, Math.round(seconds * rate));
-  const start = performance.now();
-  const pending: Promise<void>[] = [];
-  for (let i = 0; i < total; i++) {
-    const wait = start + (i * 1000) / rate - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    let sent: RawRequest = {
-      method: request.method,
-      path: request.path,
-      headers: request.headers ?? {},
-      body: typeof request.body === "function" ? request.body() : request.body,
-    };
-    if (request.setup) sent = request.setup(sent);
-    pending.push(
-      new Promise<void>((resolve) => {
-        const began = performance.now();
-        const req = http.request(
-          {
-            host: target.hostname,
-            port: target.port,
-            path: sent.path,
-            method: sent.method,
-            headers: sent.headers,
-            agent,
-          },
-          (res) => {
-            res.resume();
-            res.once("end", () => {
-              if (res.statusCode && res.statusCode >= 200 && res.statusCode < 300)
-                latencies.push(performance.now() - began);
-              else failures += 1;
-              resolve();
-            });
-          },
-        );
-        req.once("error", () => {
-          failures += 1;
-          resolve();
-        });
-        req.end(sent.body);
-      }),
-    );
-  }
-  await Promise.all(pending);
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  return {
-    rps: latencies.length / seconds,
-    p50: quantile(latencies, 0.5),
-    p99: quantile(latencies, 0.99),
-    failures,
-  };
 }
 
 /** One request, checked: the benchmark measures answers, not errors. */
@@ -819,8 +722,10 @@ async function main() {
     mkdirSync(`${ROOT}data/bench`, { recursive: true });
     const scripts = await buildServers();
     const wanted = new Set(options.targets);
-    const peer = options.dialects.includes("postgresql") && wanted.has("postgraphile") ? installPeer(ROOT) : null;
-    for (const dialect of options.dialects) {
+    const served = options.ops.some((op) => !OWN_PROCESSES.includes(op));
+    const peer =
+      served && options.dialects.includes("postgresql") && wanted.has("postgraphile") ? installPeer(ROOT) : null;
+    for (const dialect of served ? options.dialects : []) {
       for (const size of options.sizes) {
         const databaseUrl = await ensureDatabase(dialect, size, options);
         databases.push({ dialect, size, url: databaseUrl });
@@ -955,6 +860,10 @@ async function main() {
     });
     webhooks = readFileSync(new URL("webhooks-sqlite.md", RESULTS), "utf8");
   }
+  const mirrorRuns: MirrorRun[] = [];
+  if (options.ops.includes("mirror")) {
+    for (const dialect of options.dialects) mirrorRuns.push(benchMirror(dialect, options));
+  }
   // The results are written before the databases are cleaned: cleaning a million agents' file can
   // take a while, and an interrupted clean-up is redone by the next run (ensureDatabase).
   const rows = cells.map(summarize);
@@ -980,31 +889,66 @@ async function main() {
         "dist/main.js (npm start's build), NODE_ENV=production, JSON request log on (to /dev/null), RATE_LIMITS=off, SQLite or PostgreSQL",
       peer: "PostGraphile v5 (tests/bench/peer/), installed into data/bench/postgraphile/, Promise.withResolvers polyfilled on Node 20",
     },
-    ratios: ratios(rows, options, feedRuns),
+    ratios: ratios(rows, options, feedRuns, mirrorRuns),
     results: rows,
     feed: feedRuns,
+    mirror: mirrorRuns.map(({ page: _page, ...run }) => run),
   };
   writeFileSync(new URL("bench.json", RESULTS), `${JSON.stringify(report, null, 2)}\n`);
-  const md = `${markdown(report, rows, options, feedRuns)}${webhooks ? `\n${webhooks.replace(/^# /, "## ")}` : ""}`;
+  const pages = [webhooks, ...mirrorRuns.map((run) => run.page)].filter(Boolean);
+  const md = `${markdown(report, rows, options, feedRuns, mirrorRuns)}${pages.map((page) => `\n${page.replace(/^# /, "## ")}`).join("")}`;
   writeFileSync(new URL("bench.md", RESULTS), md);
   process.stdout.write(md);
   await cleanAll();
 }
 
-type Goal = { target: string; size: number; value: number | null; goal: string; met: boolean | null };
+type Goal = { target: string; size: number; value: number | string | null; goal: string; met: boolean | null };
+
+/** One dialect's run of tests/bench/mirror.bench.ts: its goals as it judged them, and its page. */
+interface MirrorRun {
+  dialect: Dialect;
+  servers: number;
+  goals: { target: string; value: number | string; goal: string; met: boolean }[];
+  page: string;
+}
+
+/**
+ * The mirror scenario on one dialect, in processes of its own (the service it starts is pinned to
+ * core 0, the upstream to core 1): it exits 1 when a goal is missed, which is a result, not a failure.
+ */
+function benchMirror(dialect: Dialect, options: Options): MirrorRun {
+  const args = ["--dialect", dialect, "--servers", String(options.mirrorServers), "--rate", String(options.rate)];
+  args.push("--pg-url", options.pgUrl, "--skip-build", ...(options.cpuProf ? ["--cpu-prof"] : []));
+  const run = spawnSync(process.execPath, ["--import", "tsx", "tests/bench/mirror.bench.ts", ...args], {
+    cwd: ROOT,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  if (run.status !== 0 && run.status !== 1) throw new Error(`mirror.bench.ts on ${dialect} failed (${run.status})`);
+  const report = JSON.parse(readFileSync(new URL(`mirror-${dialect}.json`, RESULTS), "utf8")) as MirrorRun;
+  return {
+    dialect,
+    servers: report.servers,
+    goals: report.goals,
+    page: readFileSync(new URL(`mirror-${dialect}.md`, RESULTS), "utf8"),
+  };
+}
 
 /** The targets (docs/performance.md), as ratios and limits of this run, each dialect's on its own rows. */
-function ratios(rows: Row[], options: Options, feedRuns: FeedSample[] = []) {
+function ratios(rows: Row[], options: Options, feedRuns: FeedSample[] = [], mirrorRuns: MirrorRun[] = []) {
   const on = (dialect: Dialect) => rows.filter((r) => r.dialect === dialect);
+  const measured = (dialect: Dialect) => options.dialects.includes(dialect) && on(dialect).length > 0;
   const goals = [
-    ...(options.dialects.includes("sqlite")
+    ...(measured("sqlite") || feedRuns.length > 0
       ? sqliteGoals(on("sqlite"), options, feedRuns).map((g) => ({ dialect: "sqlite", ...g }))
       : []),
-    ...(options.dialects.includes("postgresql")
+    ...(measured("postgresql")
       ? postgresGoals(on("postgresql"), options).map((g) => ({ dialect: "postgresql", ...g }))
       : []),
+    ...mirrorRuns.flatMap((run) =>
+      run.goals.map((g) => ({ dialect: run.dialect, ...g, target: `mirror: ${g.target}`, size: run.servers })),
+    ),
   ];
-  return goals.map((t) => ({ ...t, value: t.value === null ? null : Math.round(t.value * 1000) / 1000 }));
+  return goals.map((t) => ({ ...t, value: typeof t.value === "number" ? Math.round(t.value * 1000) / 1000 : t.value }));
 }
 
 /** On PostgreSQL: against the peer (PostGraphile) at every size, and search's latency at the largest. */
@@ -1142,6 +1086,7 @@ function markdown(
   rows: Row[],
   options: Options,
   feedRuns: FeedSample[],
+  mirrorRuns: MirrorRun[],
 ) {
   const m = report.machine as {
     cpus: number;
@@ -1156,7 +1101,8 @@ function markdown(
     `${report.date}; ${m.cpus} × ${m.cpu}, ${m.memoryGiB} GiB, Node ${m.node}; load average at start ${m.loadAverageAtStart.join(" / ")}.`,
     `\`${report.command}\` — servers pinned to core 0, autocannon to core 1, PostgreSQL not pinned; throughput at saturation (${options.connections} connections), latency at ${options.rate} requests/s; median of ${options.runs} runs.`,
   ];
-  for (const dialect of options.dialects) {
+  // A dialect whose only operations ran in processes of their own has no cells here.
+  for (const dialect of options.dialects.filter((d) => rows.some((r) => r.dialect === d))) {
     const pg = dialect === "postgresql";
     lines.push(
       "",
@@ -1199,7 +1145,7 @@ function markdown(
     );
   }
   lines.push("", "| dialect | target | size | measured | goal | met |", "|---|---|---|---|---|---|");
-  for (const t of ratios(rows, options, feedRuns)) {
+  for (const t of ratios(rows, options, feedRuns, mirrorRuns)) {
     lines.push(
       `| ${t.dialect} | ${t.target} | ${t.size.toLocaleString("en")} | ${t.value ?? "—"} | ${t.goal} | ${t.met === null ? "—" : t.met ? "yes" : "**no**"} |`,
     );
