@@ -13,7 +13,7 @@ import { brotliCompress, constants, gzip } from "node:zlib";
 import { build, type Plugin, stop } from "esbuild";
 
 /** The pages, by name: their entry module under src/web/pages/. */
-export const PAGES = ["directory", "intake", "profile", "reviews", "webhooks", "apikeys"] as const;
+export const PAGES = ["directory", "intake", "profile", "reviews", "webhooks", "apikeys", "mirror"] as const;
 export type PageName = (typeof PAGES)[number];
 
 export interface Asset {

@@ -1,6 +1,6 @@
 /**
  * The web pages of API.md §4 (`/`, `/intake`, `/providers/{providerCode}`, `/reviews`, `/webhooks`,
- * `/admin/api-keys`), GraphiQL's
+ * `/admin/api-keys`, `/admin/mirror-sources`), GraphiQL's
  * page at /graphql for a browser (graphiql.ts), and their assets under `/assets/`. Pages are HTML
  * shells plus ES modules bundled in memory by esbuild (web.bundle.ts); they call `/api/v1` with
  * fetch like any other client.
@@ -71,6 +71,8 @@ export function pageOf(pathname: string): PageName | null {
       return "webhooks";
     case "/admin/api-keys":
       return "apikeys";
+    case "/admin/mirror-sources":
+      return "mirror";
   }
   return /^\/providers\/[^/]+$/.test(pathname) ? "profile" : null;
 }

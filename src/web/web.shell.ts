@@ -9,7 +9,7 @@ interface PageInfo {
   title: string;
   description: string;
   /** The navigation entry marked as current. */
-  nav: "directory" | "intake" | "reviews" | "webhooks" | "apikeys" | null;
+  nav: "directory" | "intake" | "reviews" | "webhooks" | "apikeys" | "mirror" | null;
 }
 
 const PAGE_INFO: Record<PageName, PageInfo> = {
@@ -42,6 +42,11 @@ const PAGE_INFO: Record<PageName, PageInfo> = {
     title: "API keys",
     description: "Admins: read keys for clients that cannot sign in, made, listed and revoked.",
     nav: "apikeys",
+  },
+  mirror: {
+    title: "Mirror sources",
+    description: "Admins: the registries this one mirrors, their filters and review policy, and each sync as it runs.",
+    nav: "mirror",
   },
 };
 
@@ -77,6 +82,7 @@ ${link("/intake", "Submit an agent", "intake")}
 ${link("/reviews", "Reviews", "reviews")}
 ${link("/webhooks", "Webhooks", "webhooks")}
 ${link("/admin/api-keys", "API keys", "apikeys")}
+${link("/admin/mirror-sources", "Mirrors", "mirror")}
 </ul></nav>
 ${options.signIn ? '<div class="account" id="account"></div>' : ""}
 </div>

@@ -40,6 +40,8 @@ export type ApiKeyPage = Answer<"/api/v1/api-keys">;
 export type DownProviders = Answer<"/api/v1/health/down">;
 export type CheckedHealth = Answer<"/api/v1/providers/{providerCode}/health/check", "post">;
 export type CreatedApiKey = Answer<"/api/v1/api-keys", "post">;
+export type MirrorSourcePage = Answer<"/api/v1/mirror/sources">;
+export type MirrorSource = Answer<"/api/v1/mirror/sources/{sourceId}">;
 
 // What those answers hold.
 export type ProviderSummary = ProviderPage["items"][number];
