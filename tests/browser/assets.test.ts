@@ -11,7 +11,7 @@ import { type PatchOperation, patchChanges } from "../../src/web/client/diff.ts"
 import { acceptsEncoding, GRAPHIQL_CSP, PAGE_CSP, pageOf } from "../../src/web/web.plugin.ts";
 import { app, call } from "../helpers.ts";
 
-const PAGES = ["/", "/intake", "/reviews", "/webhooks", "/providers/some-agent"];
+const PAGES = ["/", "/intake", "/reviews", "/webhooks", "/admin/mirror-sources", "/providers/some-agent"];
 
 async function get(path: string, headers: Record<string, string> = {}) {
   return app.fetch(`http://registry.test${path}`, { headers });
@@ -70,6 +70,7 @@ describe("page shells", () => {
     expect(pageOf("/")).toBe("directory");
     expect(pageOf("/providers/route-planner")).toBe("profile");
     expect(pageOf("/webhooks")).toBe("webhooks");
+    expect(pageOf("/admin/mirror-sources")).toBe("mirror");
     expect(pageOf("/providers/a/b")).toBeNull();
     expect(pageOf("/providers/")).toBeNull();
     expect(pageOf("/api/v1")).toBeNull();

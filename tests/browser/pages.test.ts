@@ -1069,13 +1069,20 @@ describe("every page at phone and desktop width", () => {
     await call("PATCH", `/api/v1/providers/${p.providerCode}`, { token: p.accessToken, body: { labels: ["maps"] } });
     await approve(p.providerCode, "VERIFIED");
     await intake({ name: "Screenshot Waiting" });
-    const token = await reviewerToken("screenshots");
+    // An admin (a reviewer too), so the admin pages show what they manage.
+    const token = await reviewerToken("screenshots", ["reviewer", "admin"]);
+    const source = await call("POST", "/api/v1/mirror/sources", {
+      token,
+      body: { url: "https://registry.example.test", filter: { include: ["io.github.*"] }, intervalSeconds: 600 },
+    });
+    expect(source.status).toBe(201);
     const pages: [string, string, (page: Page) => Promise<unknown>][] = [
       ["directory", "/", (page) => page.locator(".card").first().waitFor(WAIT)],
       ["intake", "/intake", (page) => page.getByRole("button", { name: "Submit for review" }).waitFor(WAIT)],
       ["profile", `/providers/${p.providerCode}`, (page) => page.locator("li.version").nth(1).waitFor(WAIT)],
       ["reviews", "/reviews", (page) => page.locator("article.review").first().waitFor(WAIT)],
       ["webhooks", "/webhooks", (page) => page.getByText(/\d+ subscriptions?[.;]/).waitFor(WAIT)],
+      ["mirror", "/admin/mirror-sources", (page) => page.locator("article.mirror-source").first().waitFor(WAIT)],
       ["graphiql", "/graphql", (page) => page.locator(".graphiql-execute-button").waitFor(WAIT)],
     ];
     for (const [width, viewport] of [
