@@ -1,12 +1,21 @@
 /**
  * The mirror's rules, pure: what a source is (validated as the API and MIRROR_SOURCES give it), which
  * upstream entries its filter takes, what an MCP registry entry becomes (through the server.json
- * import), the provider code an upstream name gets, which fields an upstream change touches, and when
- * a failed source is tried again. No database, no network.
+ * import) and what another registry's provider and events become, the provider code an upstream name
+ * gets, which fields an upstream change touches, and when a failed source is tried again. No
+ * database, no network.
  */
 import { createHash } from "node:crypto";
+import { applyPatch, type Operation } from "rfc6902";
 import { z } from "zod";
 import type { FieldError } from "../errors.ts";
+import {
+  inDirectory,
+  PROVIDER_EVENT_KINDS,
+  type ProviderState,
+  type PublicSnapshot,
+  publicSnapshot,
+} from "../events/event.rules.ts";
 import { mapDocument } from "../interop/import.ts";
 import { OFFICIAL_META } from "../interop/mcp.registry.rules.ts";
 import {
@@ -277,9 +286,90 @@ export function lifecycleOfStatus(
   status: string,
   message: string | null,
 ): { state: "ACTIVE" | "DEPRECATED" | "RETIRED"; message: string | null } {
-  if (status === "deleted" || status === "withdrawn") {
+  if (status === "deleted" || status === "retired" || status === "withdrawn") {
     return { state: "RETIRED", message: message ?? "removed from its source registry" };
   }
   if (status === "deprecated") return { state: "DEPRECATED", message: message ?? "deprecated by its source registry" };
   return { state: "ACTIVE", message: null };
+}
+
+/** An event of another registry of this kind, as its `/api/v1/events` answers it. */
+export interface PeerEvent {
+  seq: number;
+  kind: string;
+  providerCode: string;
+  version: number | null;
+  patch: unknown[];
+  stateHash: string;
+}
+
+/** What a peer's event list item says of itself; null when it is not a provider event. */
+export function readPeerEvent(item: unknown): PeerEvent | null {
+  if (typeof item !== "object" || item === null) return null;
+  const e = item as Record<string, unknown>;
+  if (!Number.isSafeInteger(e.seq) || !(PROVIDER_EVENT_KINDS as readonly unknown[]).includes(e.kind)) return null;
+  if (typeof e.providerCode !== "string" || typeof e.stateHash !== "string" || !Array.isArray(e.patch)) return null;
+  return {
+    seq: e.seq as number,
+    kind: e.kind as string,
+    providerCode: e.providerCode,
+    version: Number.isSafeInteger(e.version) ? (e.version as number) : null,
+    patch: e.patch,
+    stateHash: e.stateHash,
+  };
+}
+
+/** A peer's profile (as anyone may read it) as its public snapshot: what its events' hashes are of. */
+export function snapshotOfProfile(profile: Record<string, unknown>): PublicSnapshot {
+  return publicSnapshot(profile as unknown as ProviderState);
+}
+
+/** A snapshot with an event's patch applied, or null when the patch does not apply to it. */
+export function patched(snapshot: PublicSnapshot, patch: unknown[]): PublicSnapshot | null {
+  const copy = structuredClone(snapshot);
+  try {
+    const results = applyPatch(copy, patch as Operation[]);
+    return results.every((r) => r === null) ? copy : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A peer's provider as the status a mirrored provider follows: out of its directory (rejected,
+ * suspended, made private) is "withdrawn", which retires the mirrored one as a deletion does.
+ */
+export function statusOfSnapshot(snapshot: PublicSnapshot): { status: string; message: string | null } {
+  if (!inDirectory(snapshot)) return { status: "withdrawn", message: null };
+  return {
+    status: String(snapshot.lifecycle).toLowerCase(),
+    message: (snapshot.lifecycleMessage as string | null) ?? null,
+  };
+}
+
+/** A peer's provider as an intake of this registry: its mirrored fields, through the same rules. */
+export function mapPeerProvider(snapshot: PublicSnapshot, contactEmail: string): Mapped {
+  const fields = Object.fromEntries(MIRRORED_FIELDS.map((f) => [f, snapshot[f] ?? null]));
+  const input = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null));
+  const intake = validateIntake({ ...input, visibility: "PUBLIC", contactEmail });
+  if (intake.ok) return { ok: true, fields, intake: intake.value };
+  const problems = intake.errors.slice(0, 3).map((e) => `${e.path}: ${e.message}`);
+  return { ok: false, reason: `not a valid profile here: ${problems.join("; ")}` };
+}
+
+/**
+ * Where a run over a peer stands: following its event log, or listing its directory (after a first
+ * sync, a hash that did not match, or a 410), with the seq its log had before the listing began and
+ * when the listing began (entries not seen since are looked up one by one at its end).
+ */
+export type PeerRun = { phase: "follow" } | { phase: "list"; head: number | null; since: Date };
+
+export function encodePeerRun(run: PeerRun): string {
+  return run.phase === "follow" ? "follow" : `list:${run.head ?? ""}:${run.since.toISOString()}`;
+}
+
+export function decodePeerRun(text: string): PeerRun {
+  const list = /^list:(\d*):(.+)$/.exec(text);
+  if (!list) return { phase: "follow" };
+  return { phase: "list", head: list[1] ? Number(list[1]) : null, since: new Date(list[2] as string) };
 }

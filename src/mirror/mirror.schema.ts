@@ -169,7 +169,13 @@ const OriginRef = builder.objectRef<Origin>("ProviderOrigin").implement({
     upstreamName: t.exposeString("upstreamName"),
     upstreamVersion: t.exposeString("upstreamVersion", { nullable: true }),
     upstreamStatus: t.exposeString("upstreamStatus", {
-      description: "active, deprecated or deleted (an MCP registry's status); listed or withdrawn (a registry's)",
+      description:
+        "active, deprecated or deleted (an MCP registry's status); active, deprecated, retired or withdrawn (out of its directory) for another registry of this kind",
+    }),
+    upstreamStateHash: t.exposeString("stateHash", {
+      nullable: true,
+      description:
+        "For another registry of this kind: the stateHash of the provider's public state there that this one was last made from (its events' hash); null for an MCP registry",
     }),
     fetchedAt: t.expose("fetchedAt", { type: "DateTime" }),
   }),

@@ -152,6 +152,8 @@ async function setUnderLease(tx: Queryable, claim: Claim, sets: Prisma.Sql[]): P
   if (rows.length !== 1) throw new LeaseLost();
 }
 
+const ZERO_COUNTS = ["seen", "created", "updated", "retired", "skipped"].map((c) => Prisma.raw(`"${c}" = 0`));
+
 /** A new run: from the source's mark, on its first page, counts at zero. */
 export async function startRun(db: Queryable, claim: Claim, since: string): Promise<void> {
   await setUnderLease(db, claim, [
@@ -159,11 +161,22 @@ export async function startRun(db: Queryable, claim: Claim, since: string): Prom
     Prisma.sql`"runCursor" = NULL`,
     Prisma.sql`"runOffset" = 0`,
     Prisma.sql`"runHigh" = "mark"`,
-    Prisma.sql`"seen" = 0`,
-    Prisma.sql`"created" = 0`,
-    Prisma.sql`"updated" = 0`,
-    Prisma.sql`"retired" = 0`,
-    Prisma.sql`"skipped" = 0`,
+    ...ZERO_COUNTS,
+  ]);
+}
+
+/** The run (new, or one changing phase) from its first page at `high`; a new one counts from zero. */
+export async function setRun(
+  db: Queryable,
+  claim: Claim,
+  run: { since: string; high: string | null; fresh: boolean },
+): Promise<void> {
+  await setUnderLease(db, claim, [
+    Prisma.sql`"runSince" = ${run.since}`,
+    Prisma.sql`"runCursor" = NULL`,
+    Prisma.sql`"runOffset" = 0`,
+    Prisma.sql`"runHigh" = ${run.high}`,
+    ...(run.fresh ? ZERO_COUNTS : []),
   ]);
 }
 
@@ -258,6 +271,7 @@ export interface EntryRow {
   upstreamStatus: string;
   upstreamMark: string | null;
   snapshot: Record<string, unknown>;
+  stateHash: string | null;
   lifecycle: string;
   lifecycleMessage: string | null;
   endpoint: unknown;
@@ -268,7 +282,7 @@ export async function entryByName(db: Queryable, sourceRowId: number, upstreamNa
   const [row] = await queryRows(
     db,
     Prisma.sql`SELECT e."providerId", p."providerCode", e."upstreamVersion", e."upstreamStatus", e."upstreamMark",
-        e."snapshot", p."lifecycle", p."lifecycleMessage", p."endpoint", p."policy"
+        e."snapshot", e."stateHash", p."lifecycle", p."lifecycleMessage", p."endpoint", p."policy"
       FROM "mirror_entries" AS e JOIN "providers" AS p ON p."id" = e."providerId"
       WHERE e."sourceRowId" = ${sourceRowId} AND e."upstreamName" = ${upstreamName}`,
   );
@@ -280,11 +294,30 @@ export async function entryByName(db: Queryable, sourceRowId: number, upstreamNa
     upstreamStatus: String(row.upstreamStatus),
     upstreamMark: (row.upstreamMark as string | null) ?? null,
     snapshot: (asJson(row.snapshot) ?? {}) as Record<string, unknown>,
+    stateHash: (row.stateHash as string | null) ?? null,
     lifecycle: String(row.lifecycle),
     lifecycleMessage: (row.lifecycleMessage as string | null) ?? null,
     endpoint: asJson(row.endpoint),
     policy: asJson(row.policy),
   };
+}
+
+/**
+ * Upstream names of the source's entries not written since `since` (a listing that did not meet
+ * them), in name order after `after`.
+ */
+export async function unseenSince(
+  db: Queryable,
+  sourceRowId: number,
+  options: { since: Date; after: string; limit: number },
+): Promise<string[]> {
+  const rows = await queryRows(
+    db,
+    Prisma.sql`SELECT "upstreamName" FROM "mirror_entries"
+      WHERE "sourceRowId" = ${sourceRowId} AND "fetchedAt" < ${options.since} AND "upstreamName" > ${options.after}
+      ORDER BY "upstreamName" LIMIT ${options.limit}`,
+  );
+  return rows.map((r) => String(r.upstreamName));
 }
 
 export interface EntryRecord {
@@ -327,12 +360,13 @@ export interface Origin {
   upstreamStatus: string;
   fetchedAt: Date;
   upstreamMeta: unknown;
+  stateHash: string | null;
 }
 
 export async function originOf(db: Queryable, providerId: number): Promise<Origin | null> {
   const [row] = await queryRows(
     db,
-    Prisma.sql`SELECT "sourceId", "sourceUrl", "kind", "upstreamName", "upstreamVersion", "upstreamStatus", "fetchedAt", "upstreamMeta"
+    Prisma.sql`SELECT "sourceId", "sourceUrl", "kind", "upstreamName", "upstreamVersion", "upstreamStatus", "fetchedAt", "upstreamMeta", "stateHash"
       FROM "mirror_entries" WHERE "providerId" = ${providerId}`,
   );
   if (!row) return null;
@@ -345,6 +379,7 @@ export async function originOf(db: Queryable, providerId: number): Promise<Origi
     upstreamStatus: String(row.upstreamStatus),
     fetchedAt: asDate(row.fetchedAt),
     upstreamMeta: asJson(row.upstreamMeta),
+    stateHash: (row.stateHash as string | null) ?? null,
   };
 }
 

@@ -87,7 +87,6 @@ function newer(a: string | null, b: string | null): string | null {
 
 /** Runs (or resumes) a sync of the claimed source to its end; false when it stopped first. */
 export async function syncSource(deps: SyncDeps, claim: Claim, source: SourceRow): Promise<boolean> {
-  if (source.kind !== "MCP_REGISTRY") throw new UpstreamError(`a ${source.kind} source is not synced by this replica`);
   let since = source.runSince;
   if (since === null) {
     since = source.mark ?? "";
@@ -200,21 +199,22 @@ async function applyEntry(
   if (!existing) {
     if (entry.status === "deleted") return only("unchanged");
     if (!mapped.intake) throw new Error("a new entry is mapped from its server.json");
-    return create(deps, claim, source, entry, mapped.intake, wanted, step, record);
+    return create(deps, claim, source, entry.name, mapped.intake, wanted, step, record);
   }
   return update(deps, claim, source, existing, mapped.fields, wanted, step, record);
 }
 
-type Wanted = ReturnType<typeof lifecycleOfStatus>;
+export type Wanted = ReturnType<typeof lifecycleOfStatus>;
 /** Writes the provider's entry in a step's transaction; `final` marks the entry as applied whole. */
-type Recorder = (providerId: number, final: boolean) => (tx: Queryable) => Promise<void>;
-type StepOf = (outcome: Outcome, skipReason?: string) => Step;
+export type Recorder = (providerId: number, final: boolean) => (tx: Queryable) => Promise<void>;
+export type StepOf = (outcome: Outcome, skipReason?: string) => Step;
 
-async function create(
+/** A provider made from the upstream entry `name`, with the step past it in the same transaction. */
+export async function create(
   deps: SyncDeps,
   claim: Claim,
   source: SourceRow,
-  entry: McpEntry,
+  name: string,
   intake: Intake,
   wanted: Wanted,
   step: StepOf,
@@ -228,7 +228,7 @@ async function create(
       made = await published(deps, () =>
         intakeProvider(
           db,
-          { ...intake, providerCode: codeOfName(entry.name, taken) },
+          { ...intake, providerCode: codeOfName(name, taken) },
           async (tx, result) => {
             await record(result.providerId, !lifecycleToo)(tx);
             if (!lifecycleToo) await advance(tx, claim, step("created"));
@@ -258,7 +258,8 @@ async function create(
   return "created";
 }
 
-async function update(
+/** A mirrored provider brought to its upstream's fields and lifecycle, with the step past it. */
+export async function update(
   deps: SyncDeps,
   claim: Claim,
   source: SourceRow,

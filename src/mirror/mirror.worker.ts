@@ -7,6 +7,7 @@ import type { MirrorConfig } from "../config.ts";
 import type { Db } from "../db/client.ts";
 import type { FeedNote } from "../feed/feed.outbox.ts";
 import type { Outbound } from "../outbound/outbound.ts";
+import { followSource } from "./mirror.follow.ts";
 import { retryDelaySeconds, sourcesOfEnv, validateSource } from "./mirror.rules.ts";
 import {
   bootstrapSources,
@@ -59,7 +60,8 @@ export async function runClaimed(
     if (!(await renewLease(db, claim.id, claim.token, new Date(Date.now() + config.leaseMs)))) throw new LeaseLost();
   };
   try {
-    const finished = await syncSource(
+    const sync = source.row.kind === "AGENT_REGISTRY" ? followSource : syncSource;
+    const finished = await sync(
       { db, outbound: options.outbound, announce: options.announce, renew, stopped, onEntry: options.onEntry },
       claim,
       source.row,

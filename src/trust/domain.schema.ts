@@ -95,6 +95,12 @@ builder.prismaObjectField(ProviderRef, "verifiedDomains", (t) =>
     query: { where: { state: "VERIFIED" }, orderBy: { id: "asc" } },
   }),
 );
+// The profile carries it too: with it, the profile is the whole public state a mirror hashes.
+builder.prismaObjectField(ProviderRef, "publisherVerified", (t) =>
+  t.exposeBoolean("publisherVerified", {
+    description: "Whether the endpoint's domain is verified: one of the provider's verified domains covers its host",
+  }),
+);
 // The list form: a column of the providers row (domain.store.ts keeps it in step with the domains),
 // so the three statements that read summaries carry it without a query per row.
 builder.objectField(ProviderSummaryRef, "publisherVerified", (t) =>

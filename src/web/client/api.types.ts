@@ -1140,6 +1140,8 @@ export interface components {
       predecessors: string[];
       /** @description Domains whose control the owner proved (the endpoint's host or a parent of it) */
       verifiedDomains: components["schemas"]["VerifiedDomain"][];
+      /** @description Whether the endpoint's domain is verified: one of the provider's verified domains covers its host */
+      publisherVerified: boolean;
       /** @description Of an agent imported from an A2A card: whether the card's signature verified; null otherwise */
       cardSignature: components["schemas"]["CardSignature"] | null;
       /** @description The endpoint's health; null when nothing is probed (no endpoint, another protocol without healthUrl, a retired agent) */
@@ -1438,8 +1440,10 @@ export interface components {
       kind: components["schemas"]["MirrorKind"];
       upstreamName: string;
       upstreamVersion: string | null;
-      /** @description active, deprecated or deleted (an MCP registry's status); listed or withdrawn (a registry's) */
+      /** @description active, deprecated or deleted (an MCP registry's status); active, deprecated, retired or withdrawn (out of its directory) for another registry of this kind */
       upstreamStatus: string;
+      /** @description For another registry of this kind: the stateHash of the provider's public state there that this one was last made from (its events' hash); null for an MCP registry */
+      upstreamStateHash: string | null;
       /**
        * Format: date-time
        * @description An ISO-8601 instant in UTC
