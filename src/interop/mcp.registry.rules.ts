@@ -108,16 +108,23 @@ export function statusOf(lifecycle: string): McpStatus {
 /**
  * An entry of the MCP registry's API (`ServerResponse`): the server.json, the official `_meta`, and
  * this registry's own under `registry.key` (`healthState` only when a state is known).
+ *
+ * A release mirrored from an upstream keeps the upstream entry's `_meta` (publisher-provided, other
+ * registries' annotations) as it was; the two keys this registry writes are its own, since the
+ * official one's times and `isLatest` are what paging this registry by `updated_since` relies on, and
+ * the upstream's official block goes under this registry's key as `upstream`.
  */
 export function serverResponse(
   server: Record<string, unknown>,
   facts: EntryFacts,
-  registry: { key: string; facts: RegistryFacts },
+  registry: { key: string; facts: RegistryFacts; upstreamMeta?: Record<string, unknown> | null },
 ): Record<string, unknown> {
   const own = registry.facts;
+  const { [OFFICIAL_META]: upstreamOfficial, [registry.key]: _theirs, ...kept } = registry.upstreamMeta ?? {};
   return {
     server,
     _meta: {
+      ...kept,
       [OFFICIAL_META]: {
         status: statusOf(facts.lifecycle),
         ...(facts.lifecycleMessage ? { statusMessage: facts.lifecycleMessage } : {}),
@@ -131,6 +138,7 @@ export function serverResponse(
         reviewStage: own.reviewStage,
         publisherVerified: own.publisherVerified,
         ...(own.healthState !== null && own.healthState !== "UNKNOWN" ? { healthState: own.healthState } : {}),
+        ...(upstreamOfficial !== undefined ? { upstream: upstreamOfficial } : {}),
       },
     },
   };

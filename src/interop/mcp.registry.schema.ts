@@ -63,6 +63,7 @@ function entryOf(row: ReleaseRow, view: EntryView): Json {
       publisherVerified: row.publisherVerified,
       healthState: view.health ? row.healthState : null,
     },
+    upstreamMeta: row.upstreamMeta,
   });
 }
 

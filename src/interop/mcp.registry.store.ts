@@ -136,13 +136,25 @@ const releaseColumns = rowReader<ReleaseColumns>([...RELEASE, ...PROVIDER]);
 
 /**
  * An entry as the routes answer it: the row, what its provider is (lifecycle, review, publisher,
- * health), and the snapshot of its newest profile version.
+ * health), the snapshot of its newest profile version, and, for the release a mirror source made
+ * from an upstream entry, that entry's `_meta`.
  */
-export type ReleaseRow = ReleaseColumns & EntryFacts & RegistryFacts & { snapshot: Profile };
+export type ReleaseRow = ReleaseColumns &
+  EntryFacts &
+  RegistryFacts & { snapshot: Profile; upstreamMeta: Record<string, unknown> | null };
 
 function releaseRow(raw: Record<string, unknown>): ReleaseRow {
-  return Object.assign(releaseColumns(raw), { snapshot: asJson(raw.snapshot) as unknown as Profile });
+  return Object.assign(releaseColumns(raw), {
+    snapshot: asJson(raw.snapshot) as unknown as Profile,
+    upstreamMeta: (asJson(raw.upstreamMeta) as Record<string, unknown> | null) ?? null,
+  });
 }
+
+/** The mirror entry of a release (src/mirror), when a source made it from that upstream version. */
+const UPSTREAM_META = (release: string) =>
+  Prisma.raw(
+    `LEFT JOIN "mirror_entries" AS m ON m."providerId" = ${release}."providerId" AND m."upstreamVersion" = ${release}."version"`,
+  );
 
 const SELECTED = Prisma.raw(
   [...RELEASE.map((c) => `r."${c.name}"`), ...PROVIDER.map((c) => `p."${c.name}"`)].join(", "),
@@ -237,7 +249,7 @@ export async function listReleases(db: Queryable, q: ListQuery): Promise<(Releas
   const rows = await queryRows(
     db,
     Prisma.sql`
-    SELECT page.*, s."snapshot" FROM (
+    SELECT page.*, s."snapshot", m."upstreamMeta" FROM (
       SELECT * FROM (
         ${walk(Prisma.sql`r."serverName"`, "mcp_server_versions_serverName_version_key", declared, declaredName)}
         UNION ALL
@@ -245,6 +257,7 @@ export async function listReleases(db: Queryable, q: ListQuery): Promise<(Releas
       ) AS u ORDER BY ${bytewise(dialect, `u."name"`)}, ${bytewise(dialect, `u."version"`)} LIMIT ${q.limit}
     ) AS page
     JOIN "provider_versions" AS s ON s."providerId" = page."providerId" AND s."version" = page."profileVersion"
+    ${UPSTREAM_META("page")}
     ORDER BY ${bytewise(dialect, `page."name"`)}, ${bytewise(dialect, `page."version"`)}`,
     { planEach: true },
   );
@@ -275,9 +288,10 @@ export async function serverReleases(
         : Prisma.sql`AND r."version" = ${q.version}`;
   const rows = await queryRows(
     db,
-    Prisma.sql`SELECT ${SELECTED}, s."snapshot"
+    Prisma.sql`SELECT ${SELECTED}, s."snapshot", m."upstreamMeta"
       FROM "mcp_server_versions" AS r JOIN "providers" AS p ON p."id" = r."providerId"
       JOIN "provider_versions" AS s ON s."providerId" = r."providerId" AND s."version" = r."profileVersion"
+      ${UPSTREAM_META("r")}
       WHERE ${byName} ${version}
         AND p."reviewStage" = 'APPROVED' AND p."visibility" IN ('PUBLIC', 'UNLISTED') AND ${IS_MCP_SERVER}
       ORDER BY CASE WHEN r."serverName" IS NULL THEN 1 ELSE 0 END, r."publishedAt" DESC, r."profileVersion" DESC`,

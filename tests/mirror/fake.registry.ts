@@ -66,6 +66,8 @@ interface Rec {
   updatedAt: number;
   isLatest: boolean;
   seq: number;
+  /** `_meta` keys beside the official one, as another registry's annotations would be. */
+  meta?: Record<string, unknown>;
 }
 
 const EXAMPLES = join(import.meta.dirname, "..", "interop", "mcp-registry", "examples");
@@ -217,12 +219,14 @@ export class FakeRegistry {
   // ── Mutations ──────────────────────────────────────────────────────────────────────────────────
 
   /** A new version of a name, or a new name (a copy of `server` is kept); throws if that version exists. */
-  publish(server: ServerJson, options: { at?: Date } = {}): Entry {
+  publish(server: ServerJson, options: { at?: Date; meta?: Record<string, unknown> } = {}): Entry {
     const { name, version } = server;
     if (typeof name !== "string" || typeof version !== "string") {
       throw new TypeError("publish: server.name and server.version must be strings (see addMalformed)");
     }
-    return this.toEntry(this.insert(name, version, structuredClone(server), this.tick(options.at)));
+    const rec = this.insert(name, version, structuredClone(server), this.tick(options.at));
+    if (options.meta) rec.meta = structuredClone(options.meta);
+    return this.toEntry(rec);
   }
 
   /**
@@ -406,7 +410,7 @@ export class FakeRegistry {
       updatedAt: iso(rec.updatedAt),
       isLatest: rec.isLatest,
     };
-    return { server: structuredClone(rec.server), _meta: { [OFFICIAL]: official } };
+    return { server: structuredClone(rec.server), _meta: { ...structuredClone(rec.meta), [OFFICIAL]: official } };
   }
 
   // ── HTTP ───────────────────────────────────────────────────────────────────────────────────────

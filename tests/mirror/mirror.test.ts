@@ -13,7 +13,7 @@ import { loadConfig } from "../../src/config.ts";
 import { startMirror } from "../../src/mirror/mirror.worker.ts";
 import { type App, appWith, call, closeAfterAll, db, expectProblem, gql, reviewerToken } from "../helpers.ts";
 import { until } from "../wait.ts";
-import { type FakeRegistry, generatedServer, startFakeRegistry } from "./fake.registry.ts";
+import { type FakeRegistry, generatedServer, OFFICIAL, startFakeRegistry } from "./fake.registry.ts";
 
 const admin = await reviewerToken("mirror-admin", ["admin"]);
 const reviewer = await reviewerToken("mirror-reviewer");
@@ -308,8 +308,9 @@ describe("syncing an MCP registry", () => {
   test("a TRUSTED source's providers are approved at its tier and listed for everyone", async () => {
     const other = await startFakeRegistry();
     closeAfterAll(() => other.close());
+    const annotation = { "com.example.subregistry/annotations": { curated: true, stars: 42 } };
     for (let i = 1; i <= 12; i++)
-      other.publish({ ...generatedServer(i), name: `io.github.trusted-${i % 4}/tool-${i}` });
+      other.publish({ ...generatedServer(i), name: `io.github.trusted-${i % 4}/tool-${i}` }, { meta: annotation });
     // The first source holds this server name already: one provider per server, so it is skipped.
     other.publish(generatedServer(12));
     const trustedHost = `trusted-${host}`;
@@ -358,5 +359,25 @@ describe("syncing an MCP registry", () => {
     );
     const shown = await providerOf("io-github-trusted-1-tool-5", "");
     expect(shown.body).toMatchObject({ reviewStage: "APPROVED", trustTier: "TRUSTED" });
+    // For the next subregistry down: the upstream's annotations kept, its official block under this registry's key.
+    const upstream = other.latest().find((e) => e.server.name === "io.github.trusted-1/tool-5");
+    const served = await call(
+      "GET",
+      `/v0.1/servers/${encodeURIComponent("io.github.trusted-1/tool-5")}/versions/latest`,
+      {
+        app,
+      },
+    );
+    expect(served.status).toBe(200);
+    const meta = served.body._meta as Record<string, any>;
+    expect(meta["com.example.subregistry/annotations"]).toEqual({ curated: true, stars: 42 });
+    const own = Object.keys(meta).find((k) => k.endsWith("/registry")) as string;
+    expect(meta[own]).toMatchObject({
+      trustTier: "TRUSTED",
+      reviewStage: "APPROVED",
+      upstream: upstream?._meta[OFFICIAL],
+    });
+    expect(meta[OFFICIAL]).toMatchObject({ status: "active", isLatest: true });
+    expect(meta[OFFICIAL].publishedAt).not.toBe(upstream?._meta[OFFICIAL].publishedAt);
   });
 });
