@@ -3,6 +3,7 @@
  * Their types are in provider.types.ts; REST routes for the same operations are generated from
  * these by SOFA (src/http/rest/).
  */
+import { actorOf } from "../auth/viewer.ts";
 import { builder, type Context } from "../builder.ts";
 import type { Queryable } from "../db/client.ts";
 import { badInput, notFound } from "../errors.ts";
@@ -292,6 +293,37 @@ builder.mutationFields((t) => ({
       const provider = answer.written;
       if (!provider) throw notFound(`No provider "${providerCode}"`);
       return provider;
+    },
+  }),
+
+  setProviderLabels: t.field({
+    type: ProviderRef,
+    description:
+      "Sets a provider's labels as reviewers curate them: any provider, a mirrored one too (its source never changes its labels). A new version; no review answers it. Send ifVersion (or If-Match) to refuse a stale change. Reviewers only.",
+    authScopes: { reviewer: true },
+    args: {
+      providerCode: t.arg.string({ required: true }),
+      labels: t.arg.stringList({ required: true, description: "The whole list; [] removes every label" }),
+      ifVersion: t.arg.int({ description: IF_VERSION_DESCRIPTION }),
+    },
+    resolve: async (_root, { providerCode, labels, ifVersion }, ctx, info) => {
+      const patch = validatePatch({ labels });
+      if (!patch.ok) throw badInput("The labels are not valid", patch.errors);
+      const relations = relationsAsked(ctx, info);
+      const answer = await patchProvider(
+        ctx.db,
+        {
+          providerCode,
+          patch: patch.value,
+          actor: actorOf(ctx.viewer),
+          ifMatch: ifMatchOf(ctx, ifVersion),
+          curator: true,
+        },
+        (tx) => readProvider(tx, providerCode, relations),
+      );
+      ctx.response.headers.set("ETag", `"${answer.version}"`);
+      if (!answer.written) throw notFound(`No provider "${providerCode}"`);
+      return answer.written;
     },
   }),
 }));

@@ -241,6 +241,8 @@ export async function patchProvider<R>(
      * change needs no UPDATE review. `within` runs inside the transaction: the sync's position.
      */
     mirror?: { trusted: boolean; within: (tx: RawTx) => Promise<void> };
+    /** A reviewer's curation (labels): of any provider, mirrored ones too, and no review answers it. */
+    curator?: boolean;
   },
   /** Reads what the caller answers, inside the transaction: the profile as this PATCH left it. */
   readBack: (tx: RawTx) => Promise<R>,
@@ -249,7 +251,7 @@ export async function patchProvider<R>(
   const written = await rawTransaction(db, async (tx) => {
     const now = new Date();
     const row = await claimVersion(tx, { providerCode: input.providerCode, ifMatch: input.ifMatch, now });
-    if (row.mirrored && !input.mirror) throw await mirroredConflict(tx, row);
+    if (row.mirrored && !input.mirror && !input.curator) throw await mirroredConflict(tx, row);
     const version = row.version;
     const before = profileOf(row);
     // Sections merge onto the current ones; an incomplete merge rolls the transaction back.
@@ -302,11 +304,13 @@ export async function patchProvider<R>(
     });
 
     const active = await activeReviewOf(tx, row.id);
-    const effect = effectOfOwnerPatch({
-      reviewStage: row.reviewStage,
-      activeReview: active,
-      changedReviewedFields: changed.some((f) => REVIEWED_FIELDS.includes(f)),
-    });
+    const effect = input.curator
+      ? ({ kind: "none" } as const)
+      : effectOfOwnerPatch({
+          reviewStage: row.reviewStage,
+          activeReview: active,
+          changedReviewedFields: changed.some((f) => REVIEWED_FIELDS.includes(f)),
+        });
     const happened: Parameters<typeof logWrite>[1]["events"][number][] = [{ kind: "PROVIDER_UPDATED" }];
     let reviewStage = row.reviewStage;
     if (effect.kind === "resubmit") {

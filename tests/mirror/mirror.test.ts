@@ -248,6 +248,16 @@ describe("syncing an MCP registry", () => {
     });
     expectProblem(lifecycle, 409, "CONFLICT");
     expect((await providerOf(provider.providerCode)).body).toMatchObject({ version: 1, lifecycle: "ACTIVE" });
+
+    // Reviewers still curate it: its labels are theirs (its source never writes them), its owner's token may not.
+    const labels = (token: string, body: unknown) =>
+      call("POST", `/api/v1/providers/${provider.providerCode}/labels`, { app, token, body });
+    expectProblem(await labels(token.secret, { labels: ["weather"] }), 403, "FORBIDDEN");
+    expectProblem(await labels(reviewer, { labels: ["Not a label!"] }), 400, "BAD_USER_INPUT");
+    expect((await providerOf(provider.providerCode)).body).toMatchObject({ version: 1, labels: [] });
+    const labelled = await labels(reviewer, { labels: ["weather", "approved-for-sales"] });
+    expect(labelled.status).toBe(200);
+    expect(labelled.body).toMatchObject({ version: 2, labels: ["weather", "approved-for-sales"] });
   });
 
   test("upstream changes follow: a new version, a deprecation, a deletion; a 500 mid-run resumes where it stopped", async () => {
@@ -260,6 +270,14 @@ describe("syncing an MCP registry", () => {
       body: { decision: "APPROVE", note: "fine", trustTier: "VERIFIED" },
     });
     expect(decided.status).toBe(200);
+
+    const curatedCode = (await codeOf("io.github.gen-5/server-5")).provider.providerCode;
+    const curated = await call("POST", `/api/v1/providers/${curatedCode}/labels`, {
+      app,
+      token: reviewer,
+      body: { labels: ["curated"] },
+    });
+    expect(curated.status).toBe(200);
 
     upstream.publish(generatedServer(3, "2.0.0"));
     upstream.setStatus("io.github.gen-5/server-5", "all", "deprecated", "use gen-6 instead");
@@ -290,7 +308,11 @@ describe("syncing an MCP registry", () => {
     expect(open.body.items.map((r: { kind: string }) => r.kind)).toEqual(["UPDATE"]);
 
     const deprecated = await providerOf((await codeOf("io.github.gen-5/server-5")).provider.providerCode);
-    expect(deprecated.body).toMatchObject({ lifecycle: "DEPRECATED", lifecycleMessage: "use gen-6 instead" });
+    expect(deprecated.body).toMatchObject({
+      lifecycle: "DEPRECATED",
+      lifecycleMessage: "use gen-6 instead",
+      labels: ["curated"],
+    });
     const deleted = await providerOf((await codeOf("io.github.gen-8/server-8")).provider.providerCode);
     expect(deleted.body).toMatchObject({ lifecycle: "RETIRED" });
     expect(deleted.body.origin.upstreamStatus).toBe("deleted");

@@ -24,6 +24,7 @@ const ALLOWED = [
   "POST /api/v1/reviews/:reviewCode/assign",
   "POST /api/v1/reviews/:reviewCode/decision",
   "POST /api/v1/reviews/:reviewCode/comments",
+  "POST /api/v1/providers/:providerCode/labels",
   "POST /api/v1/providers/:providerCode/suspend",
   "POST /api/v1/providers/:providerCode/reinstate",
   // Interop (#8, part A): agent cards, import, diffs.

@@ -70,6 +70,7 @@ export const REST_ROUTES: readonly RestRoute[] = [
   route("DELETE /providers/:providerCode/tokens/:tokenId", "Mutation.revokeToken", "agentOrReviewer", "tokens", "Revoke an access token"),
   route("POST /providers/:providerCode/domains", "Mutation.requestDomainChallenge", "agent", "trust", "Ask for a challenge to prove control of a domain", 201),
   route("POST /providers/:providerCode/domains/:domain/check", "Mutation.checkDomain", "agent", "trust", "Check the proof of a domain"),
+  route("POST /providers/:providerCode/labels", "Mutation.setProviderLabels", "reviewer", "moderation", "Set a provider's labels, as reviewers curate them"),
   route("POST /providers/:providerCode/suspend", "Mutation.suspendProvider", "reviewer", "moderation", "Suspend an approved provider"),
   route("POST /providers/:providerCode/reinstate", "Mutation.reinstateProvider", "reviewer", "moderation", "Reinstate a suspended provider"),
   route("POST /providers/:providerCode/lifecycle", "Mutation.setProviderLifecycle", "agentOrReviewer", "providers", "Deprecate, retire or reactivate a provider"),

@@ -293,6 +293,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/providers/{providerCode}/labels": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Set a provider's labels, as reviewers curate them
+     * @description Sets a provider's labels as reviewers curate them: any provider, a mirrored one too (its source never changes its labels). A new version; no review answers it. Send ifVersion (or If-Match) to refuse a stale change. Reviewers only.
+     */
+    post: operations["setProviderLabels"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/providers/{providerCode}/suspend": {
     parameters: {
       query?: never;
@@ -3149,6 +3169,43 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["DomainCheck"];
+        };
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
+      403: components["responses"]["FORBIDDEN"];
+      404: components["responses"]["NOT_FOUND"];
+      413: components["responses"]["PAYLOAD_TOO_LARGE"];
+      415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  setProviderLabels: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        providerCode: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The whole list; [] removes every label */
+          labels: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Set a provider's labels, as reviewers curate them */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Provider"];
         };
       };
       400: components["responses"]["BAD_USER_INPUT"];
