@@ -2,6 +2,7 @@
  * The application: graphql-yoga with its plugins, in the order a request meets them. It never
  * listens (main.ts does; tests call `yoga.fetch`).
  */
+
 import { GraphQLError } from "graphql";
 import { createYoga } from "graphql-yoga";
 import type { AppState } from "./app.state.ts";
@@ -32,6 +33,7 @@ import { credentialGuard, useLimits } from "./limits/limits.plugin.ts";
 import { createLimits, type Limits } from "./limits/rate.limits.ts";
 import { useMetricsRoute } from "./metrics/metrics.route.ts";
 import { createMetrics } from "./metrics/metrics.ts";
+import { registerMirrorMetrics } from "./mirror/mirror.metrics.ts";
 import { createOutbound } from "./outbound/outbound.ts";
 import { schema } from "./schema.ts";
 import { useSignInRoutes } from "./signin/signin.routes.ts";
@@ -90,6 +92,7 @@ export function createApp(
   );
   const health: Context["health"] = { outbound: createOutbound(config.health.outbound), metrics };
   const mirror: Context["mirror"] = { outbound: createOutbound(config.mirror.outbound), kick: () => undefined };
+  registerMirrorMetrics(metrics, db);
   // Who is asking: read by the viewer, and by the sign-in routes (people's sessions, src/signin/).
   const callers = credentials(config, db, outbound);
   const guard = credentialGuard(limits, config.trustProxy);

@@ -176,6 +176,19 @@ describe("syncing an MCP registry", () => {
         .filter((e) => e._meta["io.modelcontextprotocol.registry/official"].status !== "deleted" || true).length,
     );
     expect(synced.mirrored).toBe(entries.length);
+    // The same progress in /metrics, labelled by the source's id (never its URL).
+    const scraped = (await call("GET", "/metrics", { app })).text;
+    const sample = (name: string, labels: string) =>
+      Number(new RegExp(`^${name}\\{source="${sourceId}"${labels}\\} (\\S+)$`, "m").exec(scraped)?.[1]);
+    expect(sample("registry_mirror_source_entries", ',outcome="created"')).toBe(synced.counts.created);
+    expect(sample("registry_mirror_source_entries", ',outcome="skipped"')).toBe(synced.counts.skipped);
+    expect(sample("registry_mirror_source_state", ',state="IDLE"')).toBe(1);
+    expect(sample("registry_mirror_source_state", ',state="SYNCING"')).toBe(0);
+    expect(sample("registry_mirror_source_providers", "")).toBe(entries.length);
+    expect(sample("registry_mirror_source_last_success_timestamp_seconds", "")).toBe(
+      Date.parse(synced.lastSuccessAt) / 1000,
+    );
+    expect(scraped).not.toContain(host);
     expect(synced.highWaterMark).toBe(
       upstream
         .entries()
