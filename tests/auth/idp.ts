@@ -24,6 +24,10 @@
  *    me out" (`button[name=logout][value=yes]`), which posts to `/session/end/confirm` and is sent
  *    to the registry's `/`. A person never signed in at the IdP (or without a hint) gets the same page.
  *
+ * A command-line tool signs people in as one of `nativeClients`: by the device flow (a code entered
+ * at `<issuer>/device`, a confirmation, then the same login page; "Signed in" at the end), or by the
+ * code flow with its redirect to a loopback port of its own.
+ *
  * A browser reaches the issuer by its name (map `idp.test` to the loopback port, e.g. Chromium's
  * `--host-resolver-rules="MAP idp.test:80 127.0.0.1:<port>"`), or start it without `issuer`: it is
  * then `http://127.0.0.1:<port>` itself. Nothing here loads anything from another origin.
@@ -99,6 +103,11 @@ export interface IdpOptions {
   users?: Record<string, UserSpec>;
   /** Clients of the authorization code flow, by client id. */
   webClients?: Record<string, WebClientSpec>;
+  /**
+   * Public native clients by client id (a command-line tool): the device flow (RFC 8628) and the code
+   * flow with PKCE to `http://127.0.0.1:<any port>/callback` (RFC 8252 §7.3), as a person signs in.
+   */
+  nativeClients?: string[];
   /** Its signing keys, the first signing (default: one made for it, kid `<host>-1`). */
   keys?: SigningKey[];
   /** How long its access tokens live, in seconds (default 300). */
@@ -196,6 +205,17 @@ function configuration(options: IdpOptions, issuer: string, keys: SigningKey[]):
           id_token_signed_response_alg: "ES256",
         }),
       ),
+      ...(options.nativeClients ?? []).map(
+        (id): ClientMetadata => ({
+          client_id: id,
+          application_type: "native",
+          token_endpoint_auth_method: "none",
+          grant_types: ["authorization_code", "urn:ietf:params:oauth:grant-type:device_code"],
+          response_types: ["code"],
+          redirect_uris: ["http://127.0.0.1/callback"],
+          id_token_signed_response_alg: "ES256",
+        }),
+      ),
     ],
     findAccount: (_ctx, id) => {
       const user = Object.hasOwn(users, id) ? users[id] : undefined;
@@ -223,6 +243,26 @@ function configuration(options: IdpOptions, issuer: string, keys: SigningKey[]):
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
+      // The device flow's own pages, plain forms (the defaults load a web font from another origin):
+      // the code is entered at /device, then the login page as in the code flow, then "Signed in".
+      deviceFlow: {
+        enabled: true,
+        userCodeInputSource: (ctx, form, _out, error) => {
+          ctx.body = page(
+            "Enter the code shown on your device",
+            `${error ? '<p role="alert">That code is not right.</p>' : ""}${form}<button type="submit" form="op.deviceInputForm">Continue</button>`,
+          );
+        },
+        userCodeConfirmSource: (ctx, form, _client, _device, userCode) => {
+          ctx.body = page(
+            "Is this your device?",
+            `<p>Code <code>${escapeHtml(userCode)}</code></p>${form}<button type="submit" form="op.deviceConfirmForm">Continue</button>`,
+          );
+        },
+        successSource: (ctx) => {
+          ctx.body = page("Signed in", "<p>You can go back to your device.</p>");
+        },
+      },
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: (ctx, form) => {
@@ -261,6 +301,7 @@ function configuration(options: IdpOptions, issuer: string, keys: SigningKey[]):
       ClientCredentials: options.accessTokenTTL ?? 300,
       AccessToken: 300,
       AuthorizationCode: 60,
+      DeviceCode: 600,
       IdToken: 300,
       Interaction: 600,
       Session: 3600,
@@ -377,6 +418,11 @@ export async function startIdp(options: IdpOptions): Promise<Idp> {
   const keys = options.keys ?? [await signingKey(`${host}-1`)];
   const serve = (next: SigningKey[]) => {
     provider = new Provider(issuer, configuration(options, issuer, next));
+    // A device polls every `interval` seconds, 5 when the answer names none (RFC 8628 §3.2): a second
+    // keeps each device sign-in of a test from waiting five.
+    provider.on("device_authorization.success", (ctx) => {
+      (ctx.body as Record<string, unknown>).interval = 1;
+    });
     handle = provider.callback();
   };
   serve(keys);
