@@ -9,13 +9,17 @@
  * Commands that do not depend on each other run side by side. Each CLI run is a Node process (about
  * half a second on a busy two-core machine) and the file runs some twenty of them, on one server.
  */
-import { statSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { chmodSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
+import { parse } from "yaml";
 import { intakeBody, uniqueCode } from "../builders.ts";
 import { copyOfTemplate } from "../database.ts";
-import { cleanUp, request, type Server, startServer } from "../process/server.process.ts";
+import { cleanUp, request, type Server, startServer, tempDir } from "../process/server.process.ts";
 import {
+  BIN,
   cli,
   countingListener,
   credentialsFile,
@@ -409,5 +413,73 @@ describe("what is never sent, and what fails plainly", () => {
     const code = await new Promise((resolve) => child.once("close", resolve));
     const { version } = JSON.parse(await readFile(`${root}package.json`, "utf8"));
     expect([code, stdout.trim()]).toEqual([0, version]);
+  });
+
+  test("the example GitHub Actions workflow: its steps, run as a push to main runs them", async () => {
+    const workflow = parse(await readFile(new URL("../../examples/publish-agent.yml", import.meta.url), "utf8"));
+    expect(workflow.on.push.branches).toEqual(["main"]);
+    const job = workflow.jobs.publish;
+    // The agent exists: its owner published it once and set its token as the repository's secret.
+    const owner = user(server.url);
+    const code = uniqueCode("ci");
+    put(owner, "agent-registry.json", intakeBody({ providerCode: code }));
+    expect((await cli(owner, ["publish", "--yes"])).code).toBe(0);
+    const token = await storedToken(owner, code);
+
+    // The runner: a fresh machine with the repository checked out and the CLI installed (here, the build).
+    const runner = user(server.url);
+    put(runner, "agent-registry.json", intakeBody({ providerCode: code, summary: "Published from CI" }));
+    const bin = join(tempDir(), "bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "agent-registry"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+    chmodSync(join(bin, "agent-registry"), 0o755);
+    const expressions: Record<string, string> = {
+      "vars.AGENT_REGISTRY_URL": server.url,
+      "vars.AGENT_REGISTRY_CLI": "the registry's package",
+      "secrets.AGENT_REGISTRY_TOKEN": token,
+    };
+    const evaluate = (env: Record<string, string> = {}) =>
+      Object.fromEntries(
+        Object.entries(env).map(([key, value]) => [
+          key,
+          value.replace(/\$\{\{\s*([\w.]+)\s*\}\}/g, (_, name: string) => expressions[name] ?? ""),
+        ]),
+      );
+    const steps = job.steps.filter(
+      (step: { run?: string; name?: string }) => step.run && step.name !== "Install the CLI",
+    );
+    expect(steps.map((step: { run: string }) => step.run)).toEqual([
+      "agent-registry validate",
+      "agent-registry publish --dry-run",
+      "agent-registry publish --yes",
+    ]);
+    const outputs: string[] = [];
+    for (const step of steps) {
+      const { NODE_OPTIONS: _jest, ...inherited } = process.env;
+      const child = spawn("bash", ["-e", "-c", step.run], {
+        cwd: runner.cwd,
+        env: {
+          ...inherited,
+          ...runner.env,
+          CI: "true",
+          PATH: `${bin}:${process.env.PATH}`,
+          ...evaluate(job.env),
+          ...evaluate(step.env),
+        },
+      });
+      let output = "";
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+        output += chunk;
+      });
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+        output += chunk;
+      });
+      const exit = await new Promise((resolve) => child.once("close", resolve));
+      expect([step.name, exit, output.includes(token)]).toEqual([step.name, 0, false]);
+      outputs.push(output);
+    }
+    expect(outputs[1]).toContain('~ /summary: "Plans delivery routes across a city" → "Published from CI"');
+    const profile = await request(server, "GET", `/api/v1/providers/${code}`);
+    expect([profile.body.version, profile.body.summary]).toEqual([2, "Published from CI"]);
   });
 });
