@@ -10,7 +10,6 @@ import { hasValidChecksum } from "../auth/agent.token.ts";
 import { agentOf, type Context, requireAgent, requireCredential, tokenPrefix } from "./cli.context.ts";
 import { CliError, usage } from "./cli.errors.ts";
 import { refusal, type Schemas, seg } from "./cli.http.ts";
-import { DEFAULT_CLIENT_ID, resourceMetadata, signIn } from "./cli.oidc.ts";
 
 type Provider = Schemas["Provider"];
 
@@ -37,6 +36,8 @@ export async function login(ctx: Context, options: LoginOptions): Promise<void> 
   const { out, registry, store } = ctx;
   const p = out.out;
   if (!options.withToken) {
+    // The OpenID client is loaded only to sign a person in.
+    const { DEFAULT_CLIENT_ID, resourceMetadata, signIn } = await import("./cli.oidc.ts");
     const metadata = await resourceMetadata(registry);
     if (metadata) {
       const oidc = await signIn(out, metadata, {

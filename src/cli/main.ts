@@ -7,14 +7,17 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
-import { login, logout, rotate, whoami } from "./cli.account.ts";
-import { checkDomain, exportAgent, requestDomain, status } from "./cli.agent.ts";
 import type { Context } from "./cli.context.ts";
 import { CredentialStore } from "./cli.credentials.ts";
 import { CliError } from "./cli.errors.ts";
 import { Registry, registryUrl } from "./cli.http.ts";
 import { Output } from "./cli.output.ts";
-import { init, publish, validate } from "./cli.publish.ts";
+
+// Each command's module is loaded when it runs: `--help` and a typo answer without loading the rules,
+// zod, GraphQL's error types or the OpenID client.
+const account = () => import("./cli.account.ts");
+const agent = () => import("./cli.agent.ts");
+const files = () => import("./cli.publish.ts");
 
 /** Where the CLI looks when neither --registry nor AGENT_REGISTRY_URL says: `npm start`'s address. */
 export const DEFAULT_REGISTRY = "http://localhost:4000";
@@ -51,19 +54,19 @@ Credentials: $XDG_CONFIG_HOME/agent-registry/credentials.json (owner-only), or A
     .option("--code <providerCode>", "the agent's code (default: derived from its name)")
     .option("--file <path>", "where to write", "agent-registry.json")
     .option("--force", "write over an existing file")
-    .action((options, command) => run((ctx) => init(ctx, options), command));
+    .action((options, command) => run(async (ctx) => (await files()).init(ctx, options), command));
 
   cli
     .command("validate [file]")
     .description("check the file offline with the registry's own rules, listing every problem")
-    .action((file, _options, command) => run((ctx) => validate(ctx, file), command));
+    .action((file, _options, command) => run(async (ctx) => (await files()).validate(ctx, file), command));
 
   cli
     .command("publish [file]")
     .description("submit a new agent, or show and send what changed in a known one")
     .option("-y, --yes", "publish without asking")
     .option("--dry-run", "show what would change, send nothing")
-    .action((file, options, command) => run((ctx) => publish(ctx, file, options), command));
+    .action((file, options, command) => run(async (ctx) => (await files()).publish(ctx, file, options), command));
 
   cli
     .command("login")
@@ -73,19 +76,19 @@ Credentials: $XDG_CONFIG_HOME/agent-registry/credentials.json (owner-only), or A
     .option("--web", "sign in in a browser here, not with a device code")
     .option("--client-id <id>", "the CLI's client id at the identity provider (or AGENT_REGISTRY_CLIENT_ID)")
     .option("--scope <scopes>", "the scopes to ask for (default: the registry's, less registry:admin)")
-    .action((options, command) => run((ctx) => login(ctx, options), command));
+    .action((options, command) => run(async (ctx) => (await account()).login(ctx, options), command));
 
   cli
     .command("logout")
     .description("forget the credentials kept for this registry")
     .option("--provider <code>", "forget only this agent's token")
-    .action((options, command) => run((ctx) => logout(ctx, options), command));
+    .action((options, command) => run(async (ctx) => (await account()).logout(ctx, options), command));
 
   cli
     .command("whoami")
     .description("who the CLI acts as at this registry, as the registry sees it")
     .option("--provider <code>", "the agent to look up")
-    .action((options, command) => run((ctx) => whoami(ctx, options), command));
+    .action((options, command) => run(async (ctx) => (await account()).whoami(ctx, options), command));
 
   cli
     .command("status <providerCode>")
@@ -95,19 +98,23 @@ Credentials: $XDG_CONFIG_HOME/agent-registry/credentials.json (owner-only), or A
     .addOption(new Option("--active", "make it active again").conflicts(["deprecated", "retired"]))
     .option("--message <text>", "why, shown to everyone")
     .option("--successor <providerCode>", "the agent to use instead")
-    .action((code, options, command) => run((ctx) => status(ctx, code, options), command));
+    .action((code, options, command) => run(async (ctx) => (await agent()).status(ctx, code, options), command));
 
   const domains = cli.command("domains").description("prove that the agent speaks for a domain");
   domains
     .command("request <domain>")
     .description("ask for a challenge: prints the file or TXT record to publish")
     .option("--provider <code>", "the agent (default: the one agent-registry.json names)")
-    .action((domain, options, command) => run((ctx) => requestDomain(ctx, domain, options), command));
+    .action((domain, options, command) =>
+      run(async (ctx) => (await agent()).requestDomain(ctx, domain, options), command),
+    );
   domains
     .command("check <domain>")
     .description("have the registry look for the proof (exit 1 while it finds none)")
     .option("--provider <code>", "the agent (default: the one agent-registry.json names)")
-    .action((domain, options, command) => run((ctx) => checkDomain(ctx, domain, options), command));
+    .action((domain, options, command) =>
+      run(async (ctx) => (await agent()).checkDomain(ctx, domain, options), command),
+    );
 
   const tokens = cli.command("tokens").description("the agent's access tokens");
   tokens
@@ -115,7 +122,7 @@ Credentials: $XDG_CONFIG_HOME/agent-registry/credentials.json (owner-only), or A
     .description("issue a new token and keep it, then revoke the old one")
     .option("--provider <code>", "the agent (default: the one agent-registry.json names)")
     .option("--label <label>", "a name for the new token")
-    .action((options, command) => run((ctx) => rotate(ctx, options), command));
+    .action((options, command) => run(async (ctx) => (await account()).rotate(ctx, options), command));
 
   cli
     .command("export <providerCode>")
@@ -126,7 +133,7 @@ Credentials: $XDG_CONFIG_HOME/agent-registry/credentials.json (owner-only), or A
         .default("a2a"),
     )
     .option("-o, --output <file>", "write it to a file instead of stdout")
-    .action((code, options, command) => run((ctx) => exportAgent(ctx, code, options), command));
+    .action((code, options, command) => run(async (ctx) => (await agent()).exportAgent(ctx, code, options), command));
 
   // Every command, subcommands too, answers --help; a usage error ends with exit 2 (below), not process.exit here.
   const all = (command: Command): Command[] => [command, ...command.commands.flatMap(all)];
