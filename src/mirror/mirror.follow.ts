@@ -334,6 +334,7 @@ async function applySnapshot(
       upstreamMeta: null,
       snapshot,
       stateHash: hash,
+      unmapped: [],
     });
   if (!existing) {
     const mapped = mapPeerProvider(snapshot, source.contactEmail);

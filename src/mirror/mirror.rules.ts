@@ -228,7 +228,10 @@ export function readMcpEntry(item: unknown): McpEntry | null {
   };
 }
 
-export type Mapped = { ok: true; fields: Record<string, unknown>; intake?: Intake } | { ok: false; reason: string };
+/** An upstream entry as a mirror writes it; `unmapped` names (JSON Pointers) what the import could not map. */
+export type Mapped =
+  | { ok: true; fields: Record<string, unknown>; intake?: Intake; unmapped: string[] }
+  | { ok: false; reason: string };
 
 /**
  * An MCP server.json as the fields a mirror writes, through the same import as `importProvider`:
@@ -241,7 +244,7 @@ export function mapMcpServer(server: unknown, contactEmail: string): Mapped {
     const intake = validateIntake({ ...mapping.input, contactEmail });
     if (intake.ok) {
       const fields = Object.fromEntries(MIRRORED_FIELDS.map((f) => [f, intake.value[f] ?? null]));
-      return { ok: true, fields, intake: intake.value };
+      return { ok: true, fields, intake: intake.value, unmapped: mapping.unmapped };
     }
     problems.push(...intake.errors.map((e) => `${e.path}: ${e.message}`));
   }
@@ -352,7 +355,7 @@ export function mapPeerProvider(snapshot: PublicSnapshot, contactEmail: string):
   const fields = Object.fromEntries(MIRRORED_FIELDS.map((f) => [f, snapshot[f] ?? null]));
   const input = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null));
   const intake = validateIntake({ ...input, visibility: "PUBLIC", contactEmail });
-  if (intake.ok) return { ok: true, fields, intake: intake.value };
+  if (intake.ok) return { ok: true, fields, intake: intake.value, unmapped: [] };
   const problems = intake.errors.slice(0, 3).map((e) => `${e.path}: ${e.message}`);
   return { ok: false, reason: `not a valid profile here: ${problems.join("; ")}` };
 }

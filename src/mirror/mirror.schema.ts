@@ -178,6 +178,10 @@ const OriginRef = builder.objectRef<Origin>("ProviderOrigin").implement({
         "For another registry of this kind: the stateHash of the provider's public state there that this one was last made from (its events' hash); null for an MCP registry",
     }),
     fetchedAt: t.expose("fetchedAt", { type: "DateTime" }),
+    unmapped: t.exposeStringList("unmapped", {
+      description:
+        "What the import could not map of the upstream entry last applied, as JSON Pointers into it (an MCP registry's server.json); empty when everything was taken",
+    }),
   }),
 });
 

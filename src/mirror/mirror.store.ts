@@ -272,6 +272,7 @@ export interface EntryRow {
   upstreamMark: string | null;
   snapshot: Record<string, unknown>;
   stateHash: string | null;
+  unmapped: string[];
   lifecycle: string;
   lifecycleMessage: string | null;
   endpoint: unknown;
@@ -282,7 +283,7 @@ export async function entryByName(db: Queryable, sourceRowId: number, upstreamNa
   const [row] = await queryRows(
     db,
     Prisma.sql`SELECT e."providerId", p."providerCode", e."upstreamVersion", e."upstreamStatus", e."upstreamMark",
-        e."snapshot", e."stateHash", p."lifecycle", p."lifecycleMessage", p."endpoint", p."policy"
+        e."snapshot", e."stateHash", e."unmapped", p."lifecycle", p."lifecycleMessage", p."endpoint", p."policy"
       FROM "mirror_entries" AS e JOIN "providers" AS p ON p."id" = e."providerId"
       WHERE e."sourceRowId" = ${sourceRowId} AND e."upstreamName" = ${upstreamName}`,
   );
@@ -295,6 +296,7 @@ export async function entryByName(db: Queryable, sourceRowId: number, upstreamNa
     upstreamMark: (row.upstreamMark as string | null) ?? null,
     snapshot: (asJson(row.snapshot) ?? {}) as Record<string, unknown>,
     stateHash: (row.stateHash as string | null) ?? null,
+    unmapped: (asJson(row.unmapped) as string[] | null) ?? [],
     lifecycle: String(row.lifecycle),
     lifecycleMessage: (row.lifecycleMessage as string | null) ?? null,
     endpoint: asJson(row.endpoint),
@@ -331,6 +333,8 @@ export interface EntryRecord {
   upstreamMeta: unknown;
   snapshot: Record<string, unknown>;
   stateHash?: string | null;
+  /** What the import could not map of the entry (JSON Pointers). */
+  unmapped: string[];
 }
 
 /** Writes a provider's entry (made, or as the upstream now has it). */
@@ -338,15 +342,16 @@ export async function recordEntry(tx: Queryable, e: EntryRecord): Promise<void> 
   const now = new Date();
   const meta = jsonArg(tx, e.upstreamMeta ?? null);
   const snapshot = jsonArg(tx, e.snapshot, false);
+  const unmapped = jsonArg(tx, e.unmapped, false);
   await queryRows(
     tx,
     Prisma.sql`INSERT INTO "mirror_entries" ("providerId", "sourceRowId", "sourceId", "sourceUrl", "kind", "upstreamName",
-        "upstreamVersion", "upstreamStatus", "upstreamMark", "fetchedAt", "upstreamMeta", "snapshot", "stateHash")
+        "upstreamVersion", "upstreamStatus", "upstreamMark", "fetchedAt", "upstreamMeta", "snapshot", "stateHash", "unmapped")
       VALUES (${e.providerId}, ${e.source.id}, ${e.source.sourceId}, ${e.source.url}, ${e.source.kind}, ${e.upstreamName},
-        ${e.upstreamVersion}, ${e.upstreamStatus}, ${e.upstreamMark}, ${now}, ${meta}, ${snapshot}, ${e.stateHash ?? null})
+        ${e.upstreamVersion}, ${e.upstreamStatus}, ${e.upstreamMark}, ${now}, ${meta}, ${snapshot}, ${e.stateHash ?? null}, ${unmapped})
       ON CONFLICT ("providerId") DO UPDATE SET "upstreamVersion" = ${e.upstreamVersion}, "upstreamStatus" = ${e.upstreamStatus},
         "upstreamMark" = ${e.upstreamMark}, "fetchedAt" = ${now}, "upstreamMeta" = ${meta}, "snapshot" = ${snapshot},
-        "stateHash" = ${e.stateHash ?? null}`,
+        "stateHash" = ${e.stateHash ?? null}, "unmapped" = ${unmapped}`,
   );
 }
 
@@ -361,12 +366,13 @@ export interface Origin {
   fetchedAt: Date;
   upstreamMeta: unknown;
   stateHash: string | null;
+  unmapped: string[];
 }
 
 export async function originOf(db: Queryable, providerId: number): Promise<Origin | null> {
   const [row] = await queryRows(
     db,
-    Prisma.sql`SELECT "sourceId", "sourceUrl", "kind", "upstreamName", "upstreamVersion", "upstreamStatus", "fetchedAt", "upstreamMeta", "stateHash"
+    Prisma.sql`SELECT "sourceId", "sourceUrl", "kind", "upstreamName", "upstreamVersion", "upstreamStatus", "fetchedAt", "upstreamMeta", "stateHash", "unmapped"
       FROM "mirror_entries" WHERE "providerId" = ${providerId}`,
   );
   if (!row) return null;
@@ -380,6 +386,7 @@ export async function originOf(db: Queryable, providerId: number): Promise<Origi
     fetchedAt: asDate(row.fetchedAt),
     upstreamMeta: asJson(row.upstreamMeta),
     stateHash: (row.stateHash as string | null) ?? null,
+    unmapped: (asJson(row.unmapped) as string[] | null) ?? [],
   };
 }
 

@@ -178,7 +178,7 @@ async function applyEntry(
   if (outside !== null && !existing) return only("unchanged");
   const mapped: Mapped =
     entry.status === "deleted" && existing
-      ? { ok: true, fields: existing.snapshot }
+      ? { ok: true, fields: existing.snapshot, unmapped: existing.unmapped }
       : mapMcpServer(server, source.contactEmail);
   if (!mapped.ok) return only("skipped", mapped.reason);
   const wanted =
@@ -195,6 +195,7 @@ async function applyEntry(
       upstreamMark: final ? entry.updatedAt : null,
       upstreamMeta: entry.meta,
       snapshot: mapped.fields,
+      unmapped: mapped.unmapped,
     });
   if (!existing) {
     if (entry.status === "deleted") return only("unchanged");

@@ -105,11 +105,8 @@ describe("seeding", () => {
     expect(fake.latest()).toHaveLength(31);
   });
 
-  test("generated servers: deterministic, valid, a mix of remotes and packages, 20,000 in well under a second", () => {
-    const started = performance.now();
+  test("generated servers: deterministic, valid, a mix of remotes and packages, 20,000 distinct", () => {
     const fake = new FakeRegistry({ generated: 20_000 });
-    const elapsed = performance.now() - started;
-    expect(elapsed).toBeLessThan(1000);
     const entries = fake.entries();
     expect(entries).toHaveLength(20_000);
     expect(new Set(entries.map((e) => e.server.name)).size).toBe(20_000);

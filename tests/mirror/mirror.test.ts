@@ -7,13 +7,17 @@
  * fails mid-run; the sync resumes where it stopped, and nothing is applied twice.
  */
 import { randomBytes } from "node:crypto";
-import { beforeAll, describe, expect, test } from "@jest/globals";
+import { beforeAll, describe, expect, jest, test } from "@jest/globals";
 import { mintToken } from "../../src/auth/agent.token.ts";
 import { loadConfig } from "../../src/config.ts";
 import { startMirror } from "../../src/mirror/mirror.worker.ts";
 import { type App, appWith, call, closeAfterAll, db, expectProblem, gql, reviewerToken } from "../helpers.ts";
 import { until } from "../wait.ts";
 import { type FakeRegistry, generatedServer, OFFICIAL, startFakeRegistry } from "./fake.registry.ts";
+
+// The first sync writes some 180 providers through the intake's full path: on a machine busy with
+// other files, past jest's default 30 s per test.
+jest.setTimeout(120_000);
 
 const admin = await reviewerToken("mirror-admin", ["admin"]);
 const reviewer = await reviewerToken("mirror-reviewer");
@@ -211,6 +215,10 @@ describe("syncing an MCP registry", () => {
       upstreamStatus: "active",
     });
     expect(profile.body).toMatchObject({ serverName: "io.github.gen-7/server-7", version: 1, tokens: [] });
+    expect(profile.body.origin.unmapped).toEqual([]);
+    // What the import could not take is reported on the entry: a second remote, the server.json's own _meta.
+    const hybrid = (await codeOf("io.modelcontextprotocol.anonymous/hybrid-mcp")).provider;
+    expect((await providerOf(hybrid.providerCode)).body.origin.unmapped).toEqual(["/remotes/1", "/_meta"]);
     // Anonymous callers do not see what reviewers have not approved.
     expect((await providerOf(provider.providerCode, "")).status).toBe(200);
     expect((await call("GET", `/api/v1/providers?search=server-7&limit=100`, { app })).body.items).toEqual([]);

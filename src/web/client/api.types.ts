@@ -1469,6 +1469,8 @@ export interface components {
        * @description An ISO-8601 instant in UTC
        */
       fetchedAt: string;
+      /** @description What the import could not map of the upstream entry last applied, as JSON Pointers into it (an MCP registry's server.json); empty when everything was taken */
+      unmapped: string[];
     };
     /**
      * @description MCP_REGISTRY: a registry of the MCP registry's API (`/v0.1/servers`). AGENT_REGISTRY: another Agent Registry.
