@@ -84,6 +84,8 @@ export function startMirror(options: MirrorOptions): Mirror {
   let stopping = false;
   let running: Promise<void> | null = null;
   let timer: NodeJS.Timeout | null = null;
+  /** Kicked while a poll ran: it may have looked before the ask, so another looks at once after it. */
+  let kicked = false;
 
   const schedule = () => {
     if (stopping) return;
@@ -91,7 +93,12 @@ export function startMirror(options: MirrorOptions): Mirror {
     timer.unref();
   };
   const tick = () => {
-    if (running || stopping) return;
+    if (stopping) return;
+    if (running) {
+      kicked = true;
+      return;
+    }
+    kicked = false;
     timer = null;
     running = (async () => {
       for (;;) {
@@ -104,7 +111,8 @@ export function startMirror(options: MirrorOptions): Mirror {
       .catch((error) => options.log?.({ level: "error", msg: "mirror poll failed", error: String(error) }))
       .finally(() => {
         running = null;
-        schedule();
+        if (kicked) tick();
+        else schedule();
       });
   };
   schedule();
