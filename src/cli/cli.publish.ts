@@ -198,7 +198,8 @@ export async function publish(ctx: Context, file: string | undefined, options: P
     return;
   }
   if (!options.yes) {
-    out.note(shown.join("\n"));
+    // Said even with --json: whoever answers the question must see what they agree to.
+    out.tell(shown.join("\n"));
     if (!(await out.confirm(`Publish these changes to ${registry.url}?`, "--yes"))) {
       throw new CliError("Nothing was published: not confirmed");
     }
@@ -281,9 +282,14 @@ async function changedInBetween(ctx: Context, code: string, read: number, token:
     ...(value !== null && value !== undefined ? { value } : {}),
     ...(from ? { from } : {}),
   })) as unknown as Operation[];
-  const lines = operationLines(operations, ctx.out.err);
+  // With --json the operations are in the document; the words carry them for people only.
+  const lines = ctx.out.json ? [] : ["What changed in between:", ...operationLines(operations, ctx.out.err)];
   throw new CliError(
-    `${code} changed after it was read (version ${read} → ${now.body.version}), so nothing was published. What changed in between:\n${lines.join("\n")}\nRun agent-registry publish again to see the changes against version ${now.body.version}.`,
+    [
+      `${code} changed after it was read (version ${read} → ${now.body.version}), so nothing was published.`,
+      ...lines,
+      `Run agent-registry publish again to see the changes against version ${now.body.version}.`,
+    ].join("\n"),
     1,
     { status: 412, code: "PRECONDITION_FAILED", changedSince: { from: read, to: now.body.version, operations } },
   );
