@@ -5,7 +5,7 @@
  */
 import { builder } from "../builder.ts";
 import type { Db } from "../db/client.ts";
-import { badInput, notFound } from "../errors.ts";
+import { badInput, conflict, notFound } from "../errors.ts";
 import { decodeCursor, page, pageSize } from "../pagination.ts";
 import { TRUST_TIERS } from "../providers/provider.rules.ts";
 import { ProviderRef } from "../providers/provider.types.ts";
@@ -218,6 +218,14 @@ async function sourceByIdOr404(db: Db, sourceId: string): Promise<SourceRow> {
   return row;
 }
 
+/** A source MIRROR_SOURCES declares is kept there: each start would undo a change made here. */
+function declaredHere(row: SourceRow): SourceRow {
+  if (row.fromEnv) {
+    throw conflict(`The source ${row.url} is declared by MIRROR_SOURCES: change or remove it there`);
+  }
+  return row;
+}
+
 const taken = (error: unknown, url: string) =>
   sourceTaken(error)
     ? badInput(`A source of ${url} exists already`, [{ path: "url", message: "already a source" }])
@@ -277,11 +285,11 @@ builder.mutationFields((t) => ({
   updateMirrorSource: t.field({
     type: MirrorSourceRef,
     description:
-      "Changes a source: the fields given replace the current ones (a filter whole). A new url or kind starts its sync over. Admins only.",
+      "Changes a source: the fields given replace the current ones (a filter whole). A new url or kind starts its sync over. A source MIRROR_SOURCES declares is changed there (409). Admins only.",
     authScopes: ADMIN,
     args: { sourceId: t.arg.string({ required: true }), ...sourceArgs(t, false) },
     resolve: async (_root, { sourceId, ...args }, ctx) => {
-      const current = await sourceByIdOr404(ctx.db, sourceId);
+      const current = declaredHere(await sourceByIdOr404(ctx.db, sourceId));
       const given = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined && v !== null));
       const input = validated({
         url: current.url,
@@ -303,11 +311,11 @@ builder.mutationFields((t) => ({
   deleteMirrorSource: t.field({
     type: MirrorSourceRef,
     description:
-      "Removes a source: it is synced no more. The providers it made stay as they are, with their origin, changed by no one's token. Admins only.",
+      "Removes a source: it is synced no more. The providers it made stay as they are, with their origin, changed by no one's token. A source MIRROR_SOURCES declares is removed there (409). Admins only.",
     authScopes: ADMIN,
     args: { sourceId: t.arg.string({ required: true }) },
     resolve: async (_root, args, ctx) => {
-      const row = await sourceByIdOr404(ctx.db, args.sourceId);
+      const row = declaredHere(await sourceByIdOr404(ctx.db, args.sourceId));
       await ctx.db.mirrorSource.delete({ where: { id: row.id } });
       return row;
     },

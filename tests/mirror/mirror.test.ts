@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import { beforeAll, describe, expect, jest, test } from "@jest/globals";
 import { mintToken } from "../../src/auth/agent.token.ts";
 import { loadConfig } from "../../src/config.ts";
-import { startMirror } from "../../src/mirror/mirror.worker.ts";
+import { declareSources, startMirror } from "../../src/mirror/mirror.worker.ts";
 import { type App, appWith, call, closeAfterAll, db, expectProblem, gql, reviewerToken } from "../helpers.ts";
 import { until } from "../wait.ts";
 import { type FakeRegistry, generatedServer, OFFICIAL, startFakeRegistry } from "./fake.registry.ts";
@@ -91,6 +91,20 @@ describe("mirror sources, managed by admins", () => {
       expect(JSON.stringify(answer.body)).toContain(path.split(".")[0]);
     }
     expect(await db.mirrorSource.count()).toBe(before);
+  });
+
+  test("a source MIRROR_SOURCES declares is changed there: a 409 here, and it stays as declared", async () => {
+    const url = `https://declared-${host}`;
+    await declareSources(db, loadConfig({ ...process.env, NODE_ENV: "test", MIRROR_SOURCES: url }).mirror);
+    const declared = await db.mirrorSource.findUniqueOrThrow({ where: { url } });
+    const path = `/api/v1/mirror/sources/${declared.sourceId}`;
+    const changed = await call("PATCH", path, { app, token: admin, body: { intervalSeconds: 600 } });
+    expectProblem(changed, 409, "CONFLICT");
+    expect(changed.body.detail).toContain("MIRROR_SOURCES");
+    expectProblem(await call("DELETE", path, { app, token: admin }), 409, "CONFLICT");
+    expect(await db.mirrorSource.findUniqueOrThrow({ where: { url } })).toMatchObject({ intervalSeconds: 3600 });
+    expect((await call("POST", `${path}/sync`, { app, token: admin })).status).toBe(202);
+    await db.mirrorSource.delete({ where: { url } });
   });
 
   test("create, read, list, change and remove a source, over REST and GraphQL alike", async () => {

@@ -397,13 +397,6 @@ function sourceForm(options_: {
     "form",
     { class: "form-section mirror-form", novalidate: true, "aria-labelledby": titleId },
     h(initial ? "h4" : "h2", { id: titleId }, options_.title),
-    initial?.fromEnv
-      ? h(
-          "p",
-          { class: "notice warning", role: "note" },
-          "MIRROR_SOURCES declares this source: the registry applies the variable again at its next start, so a change made here lasts until then.",
-        )
-      : null,
     summary,
     field("URL", url, "The upstream's base URL, an https: address.", true),
     field("Kind", kind, "An MCP registry (its /v0.1/servers), or another Agent Registry (its event log)."),
@@ -775,11 +768,14 @@ function dashboard(admin: Admin): void {
         s.fromEnv ? badge("From MIRROR_SOURCES", "warn", "Declared by the MIRROR_SOURCES variable") : null,
       );
       envNote.hidden = !s.fromEnv;
+      // The API refuses to change or delete it: the variable is where it is kept.
+      edit.hidden = s.fromEnv;
+      remove.hidden = s.fromEnv;
       replace(
         envNote,
         "Declared by ",
         h("code", null, "MIRROR_SOURCES"),
-        ": at each start the registry sets it back to what the variable says (and brings it back if it was deleted).",
+        ": change or remove it there; each start of the registry applies the variable.",
       );
 
       replace(syncLine, ...syncWords(s));
@@ -902,7 +898,6 @@ function dashboard(admin: Admin): void {
         s.mirrored
           ? `The ${plural(s.mirrored, "agent")} it made stay, with their origin, and no owner's token can change them.`
           : "It has made no agents.",
-        s.fromEnv ? " MIRROR_SOURCES still declares it: it comes back at the next start." : "",
       );
     }
 
