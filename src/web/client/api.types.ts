@@ -729,14 +729,14 @@ export interface paths {
     post?: never;
     /**
      * Remove a mirror source (its providers stay)
-     * @description Removes a source: it is synced no more. The providers it made stay as they are, with their origin, changed by no one's token. Admins only.
+     * @description Removes a source: it is synced no more. The providers it made stay as they are, with their origin, changed by no one's token. A source MIRROR_SOURCES declares is removed there (409). Admins only.
      */
     delete: operations["deleteMirrorSource"];
     options?: never;
     head?: never;
     /**
      * Change a mirror source
-     * @description Changes a source: the fields given replace the current ones (a filter whole). A new url or kind starts its sync over. Admins only.
+     * @description Changes a source: the fields given replace the current ones (a filter whole). A new url or kind starts its sync over. A source MIRROR_SOURCES declares is changed there (409). Admins only.
      */
     patch: operations["updateMirrorSource"];
     trace?: never;
