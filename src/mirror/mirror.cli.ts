@@ -1,5 +1,5 @@
 /**
- * `npm run mirror -- --source <url> [--kind MCP_REGISTRY] [--policy REVIEW|TRUSTED --trust-tier T] --once`
+ * `npm run mirror -- --source <url> [--kind MCP_REGISTRY|AGENT_REGISTRY] [--policy REVIEW|TRUSTED --trust-tier T] --once`
  * bootstraps a registry from the command line: the source is made (or found by its URL), synced once
  * to its end in this process with a progress line on stderr, and the counts printed. The same sync
  * as the workers': a run a replica holds is waited for, and a run this one stops half-way resumes.
@@ -26,7 +26,7 @@ const { values } = parseArgs({
 });
 if (!values.source || !values.once) {
   process.stderr.write(
-    "usage: npm run mirror -- --source <url> [--kind MCP_REGISTRY] [--policy REVIEW|TRUSTED --trust-tier T] [--include P] [--exclude P] --once\n",
+    "usage: npm run mirror -- --source <url> [--kind MCP_REGISTRY|AGENT_REGISTRY] [--policy REVIEW|TRUSTED --trust-tier T] [--include P] [--exclude P] --once\n",
   );
   process.exit(2);
 }
