@@ -396,10 +396,13 @@ describe("what is never sent, and what fails plainly", () => {
       cli(u, ["domains"]),
       cli(u, ["status", "x", "--json", "--retired", "--active"]),
       cli(u, ["validate", "--registry", "not a url"]),
+      // This registry names no identity provider, and there is no terminal to type a token on.
+      cli(u, ["login"]),
     ]);
     for (const run of wrong)
       expect([run.code, run.stdout.startsWith("Usage") ? "usage on stdout" : "ok"]).toEqual([2, "ok"]);
     expect(wrong[6]?.json?.error?.exitCode).toBe(2);
+    expect(wrong[8]?.stderr).toContain("has no identity provider to sign in at: pass --with-token");
   });
 
   test("npx agent-registry runs this package's bin", async () => {
