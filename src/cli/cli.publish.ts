@@ -328,6 +328,10 @@ async function intakeOf(
   if (answer.status !== 201) throw refusal(answer);
   const result = answer.body;
   if (result.accessToken) store.saveAgent(result.providerCode, result.accessToken);
+  // Shown whole this once to a person at a terminal (to hand to a CI secret), never into a log or a pipe.
+  if (result.accessToken && out.interactive && !out.json) {
+    out.tell(`${out.err.yellow("!")} The agent's token, shown this once: ${result.accessToken}`);
+  }
   const kept = result.accessToken
     ? `Its token (${result.accessToken.slice(0, 10)}…, which the registry shows only this once) is kept in ${store.path}.`
     : `No token came back (${result.notice ?? "a replayed intake"}).`;
