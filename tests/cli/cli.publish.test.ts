@@ -190,6 +190,18 @@ describe("init, validate and publish a new agent", () => {
   });
 });
 
+describe("a new agent's token", () => {
+  test("a person at a terminal sees it whole once; a pipe or a log never does", async () => {
+    const u = user(server.url);
+    const code = uniqueCode("shown");
+    put(u, "agent-registry.json", intakeBody({ providerCode: code }));
+    const done = await inTerminal(u, ["publish", "--yes"]).done;
+    expect(done.code).toBe(0);
+    const token = await storedToken(u, code);
+    expect(`${done.stdout}${done.stderr}`).toContain(`shown this once: ${token}`);
+  });
+});
+
 describe("publish a known agent", () => {
   /** An agent made by the CLI, its file and its kept token. */
   async function published(u: User) {
