@@ -17,6 +17,8 @@ import {
   commentOnReview,
   decideReview,
   moderateProvider,
+  QUEUE_SORTS,
+  type QueueSort,
   queuePage,
   type ReviewRow,
   setReviewPriority,
@@ -51,7 +53,36 @@ export const ReviewRef = builder.prismaObject("Review", {
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     updatedAt: t.expose("updatedAt", { type: "DateTime" }),
     decidedAt: t.expose("decidedAt", { type: "DateTime", nullable: true }),
+    // Drift as a reviewer scans a queue for it: in words and since when (the patches are on the
+    // provider's `drift`). The queue's page reads it with each review, other look-ups by the select.
+    driftSummary: t.string({
+      nullable: true,
+      description:
+        "How the live agent differs from what it declares, in plain words; null while it matches or nothing is probed",
+      select: { provider: { select: { health: { select: { drift: true } } } } },
+      resolve: (r, _args, ctx) => (ctx.config.health.enabled ? driftOf(r.provider.health?.drift)?.summary : null),
+    }),
+    driftDetectedAt: t.field({
+      type: "DateTime",
+      nullable: true,
+      description: "When that drift was detected; null without one",
+      select: { provider: { select: { health: { select: { drift: true, driftAt: true } } } } },
+      resolve: (r, _args, ctx) =>
+        ctx.config.health.enabled && driftOf(r.provider.health?.drift) ? (r.provider.health?.driftAt ?? null) : null,
+    }),
   }),
+});
+
+/** The stored drift's summary, when there is a drift. */
+function driftOf(drift: unknown): { summary: string } | null {
+  const summary = (drift as { summary?: unknown } | null | undefined)?.summary;
+  return typeof summary === "string" ? { summary } : null;
+}
+
+export const ReviewQueueSort = builder.enumType("ReviewQueueSort", {
+  description:
+    "PRIORITY: most urgent, then oldest (the default). OLDEST, NEWEST: by when the review opened. RECENTLY_UPDATED, LEAST_RECENTLY_UPDATED: by its last change.",
+  values: Object.keys(QUEUE_SORTS) as QueueSort[],
 });
 
 const ReviewPageRef = builder.objectRef<{ items: ReviewRow[]; nextCursor: string | null }>("ReviewPage").implement({
@@ -68,7 +99,7 @@ builder.queryFields((t) => ({
   reviewQueue: t.field({
     type: ReviewPageRef,
     description:
-      "Active reviews (OPEN, IN_PROGRESS, CHANGES_REQUESTED), most urgent first, then oldest first. Reviewers only.",
+      "Active reviews (OPEN, IN_PROGRESS, CHANGES_REQUESTED), most urgent first, then oldest first, or in the order `sort` names. Reviewers only.",
     authScopes: { reviewer: true },
     args: {
       status: t.arg({ type: ReviewStatus, description: "One of the active statuses" }),
@@ -83,11 +114,13 @@ builder.queryFields((t) => ({
         type: "DateTime",
         description: "Only reviews updated at or after this instant (e.g. 2026-11-21T12:00:00Z)",
       }),
+      sort: t.arg({ type: ReviewQueueSort, description: "The order (default PRIORITY); a cursor holds to its sort" }),
       limit: t.arg.int({ description: "Page size, 1–100 (default 20)" }),
       cursor: t.arg.string(),
     },
     resolve: async (_root, args, ctx) => {
       const limit = pageSize(args.limit);
+      const sort: QueueSort = args.sort ?? "PRIORITY";
       const since = args.updatedSince ?? null;
       if (args.status && !(ACTIVE_STATUSES as readonly string[]).includes(args.status)) {
         throw badInput(`status must be one of the active statuses ${ACTIVE_STATUSES.join(", ")}`, [
@@ -103,7 +136,7 @@ builder.queryFields((t) => ({
           throw badInput(`${path} must be at most ${max} characters`, [{ path, message: `at most ${max} characters` }]);
         }
       }
-      const after = decodeCursor(args.cursor, ["int", "date", "int"] as const);
+      const after = queueCursor(args.cursor, sort);
       const where: Prisma.ReviewWhereInput = {
         AND: [
           { status: args.status ?? { in: [...ACTIVE_STATUSES] } },
@@ -111,17 +144,7 @@ builder.queryFields((t) => ({
           ...(args.assignedTo ? [{ assignedTo: args.assignedTo }] : []),
           ...(args.providerCode ? [{ provider: { providerCode: args.providerCode } }] : []),
           ...(since ? [{ updatedAt: { gte: since } }] : []),
-          ...(after
-            ? [
-                {
-                  OR: [
-                    { priorityRank: { gt: after[0] } },
-                    { priorityRank: after[0], createdAt: { gt: after[1] } },
-                    { priorityRank: after[0], createdAt: after[1], id: { gt: after[2] } },
-                  ],
-                },
-              ]
-            : []),
+          ...(after ? [after] : []),
         ],
       };
       const rows = await queuePage(ctx.db, {
@@ -129,9 +152,14 @@ builder.queryFields((t) => ({
         search: args.search,
         byProviderCode: Boolean(args.providerCode),
         endpointVerified: args.endpointVerified ?? null,
+        sort,
         take: limit + 1,
       });
-      return page(rows, limit, (r) => [r.priorityRank, r.createdAt.toISOString(), r.id]);
+      return page(rows, limit, (r) => [
+        sort,
+        ...QUEUE_SORTS[sort].keys.map((k) => (k === "priorityRank" ? r.priorityRank : r[k].toISOString())),
+        r.id,
+      ]);
     },
   }),
 
@@ -144,6 +172,39 @@ builder.queryFields((t) => ({
     resolve: (query, _root, args, ctx) => visibleReview(ctx, args.reviewCode, query),
   }),
 }));
+
+/**
+ * The rows after a cursor of the queue, in its sort: the cursor names its sort first, so that one
+ * issued under another order is a 400 rather than a page that skips or repeats reviews.
+ */
+function queueCursor(cursor: string | null | undefined, sort: QueueSort): Prisma.ReviewWhereInput | null {
+  if (sort === "PRIORITY") {
+    const after = decodeCursor(cursor, ["string", "int", "date", "int"] as const);
+    if (!after) return null;
+    const [from, rank, createdAt, id] = after;
+    if (from !== sort) throw wrongCursor();
+    return {
+      OR: [
+        { priorityRank: { gt: rank } },
+        { priorityRank: rank, createdAt: { gt: createdAt } },
+        { priorityRank: rank, createdAt, id: { gt: id } },
+      ],
+    };
+  }
+  const after = decodeCursor(cursor, ["string", "date", "int"] as const);
+  if (!after) return null;
+  const [from, at, id] = after;
+  if (from !== sort) throw wrongCursor();
+  const [key] = QUEUE_SORTS[sort].keys;
+  const beyond = QUEUE_SORTS[sort].desc ? "lt" : "gt";
+  return { OR: [{ [key]: { [beyond]: at } }, { [key]: at, id: { [beyond]: id } }] };
+}
+
+function wrongCursor() {
+  return badInput("cursor was issued under another sort; use the nextCursor of a page in this sort", [
+    { path: "cursor", message: "not a cursor of this sort" },
+  ]);
+}
 
 /**
  * A review the caller may see, or NOT_FOUND (UNAUTHENTICATED without credentials): the look-up of

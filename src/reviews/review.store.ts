@@ -324,10 +324,41 @@ export async function moderateProvider(
 
 // ── The reviewers' queue ───────────────────────────────────────────────────────────────────────
 
-/** A review as the queue answers it, with its provider's code, name, packages and health state. */
+/** A review as the queue answers it, with its provider's code, name, packages, health state and drift. */
 export type ReviewRow = Prisma.ReviewGetPayload<{
-  include: { provider: { select: { providerCode: true; name: true; packages: true; healthState: true } } };
+  include: {
+    provider: {
+      select: {
+        providerCode: true;
+        name: true;
+        packages: true;
+        healthState: true;
+        health: { select: { drift: true; driftAt: true } };
+      };
+    };
+  };
 }>;
+
+/**
+ * The queue's orders, each a keyset: the columns it sorts by (then the id) and their direction.
+ * PRIORITY is the API's own (most urgent, then oldest) and runs on the (status, priorityRank,
+ * createdAt, id) index; the others sort the few active reviews by one timestamp.
+ */
+export const QUEUE_SORTS = {
+  PRIORITY: { keys: ["priorityRank", "createdAt"], desc: false },
+  OLDEST: { keys: ["createdAt"], desc: false },
+  NEWEST: { keys: ["createdAt"], desc: true },
+  RECENTLY_UPDATED: { keys: ["updatedAt"], desc: true },
+  LEAST_RECENTLY_UPDATED: { keys: ["updatedAt"], desc: false },
+} as const satisfies Record<string, { keys: readonly ("priorityRank" | "createdAt" | "updatedAt")[]; desc: boolean }>;
+export type QueueSort = keyof typeof QUEUE_SORTS;
+
+/** The ORDER BY of a sort over the reviews as `r`. */
+function queueOrderSql(sort: QueueSort): Prisma.Sql {
+  const { keys, desc } = QUEUE_SORTS[sort];
+  const dir = desc ? "DESC" : "ASC";
+  return Prisma.raw([...keys, "id"].map((k) => `r."${k}" ${dir}`).join(", "));
+}
 
 /**
  * The queue's search: each whitespace-separated term must match the review code (a prefix,
@@ -370,6 +401,9 @@ const REVIEW = columnsOf("Review");
 const reviewRow = rowReader<Omit<ReviewRow, "provider">>(REVIEW);
 /** The provider's `publisherVerified`, as the model converts it (0/1 on SQLite). */
 const verifiedOf = rowReader<{ publisherVerified: boolean }>(pickColumns("Provider", ["publisherVerified"]));
+/** When the drift was detected, as the model converts it (text or a number on SQLite). */
+const driftAtReader = rowReader<{ driftAt: Date | null }>(pickColumns("ProviderHealth", ["driftAt"]));
+const driftAtOf = (f: Record<string, unknown>) => driftAtReader(f).driftAt;
 
 /**
  * One page of the queue in one statement: the filters (a Prisma `where`), the search on the index
@@ -386,9 +420,11 @@ export async function queuePage(
     byProviderCode: boolean;
     /** Only reviews of providers whose endpoint's domain is (true) or is not (false) verified. */
     endpointVerified?: boolean | null;
+    sort?: QueueSort;
     take: number;
   },
 ): Promise<(ReviewRow & { endpointVerified: boolean })[]> {
+  const order = queueOrderSql(input.sort ?? "PRIORITY");
   const terms = queueTerms(input.search);
   const dialect = dialectIn(db);
   const search = terms.length
@@ -409,15 +445,17 @@ export async function queuePage(
     db,
     Prisma.sql`
     SELECT ${Prisma.raw(columnList(REVIEW, "r"))}, p."providerCode" AS "providerCode", p."name" AS "providerName",
-           p."packages" AS "providerPackages", p."publisherVerified" AS "publisherVerified", p."healthState" AS "providerHealthState"
+           p."packages" AS "providerPackages", p."publisherVerified" AS "publisherVerified", p."healthState" AS "providerHealthState",
+           h."providerId" AS "healthProviderId", h."drift" AS "drift", h."driftAt" AS "driftAt"
     FROM (
       SELECT r.* FROM "reviews" AS r
       ${byProvider ? Prisma.sql`JOIN "providers" AS p ON p."id" = r."providerId"` : Prisma.empty}
       WHERE ${whereSql(input.where, REVIEWS_TABLE)}${search}${verified}
-      ORDER BY r."priorityRank" ASC, r."createdAt" ASC, r."id" ASC
+      ORDER BY ${order}
       LIMIT ${input.take}
     ) AS r JOIN "providers" AS p ON p."id" = r."providerId"
-    ORDER BY r."priorityRank" ASC, r."createdAt" ASC, r."id" ASC`,
+    LEFT JOIN "provider_health" AS h ON h."providerId" = r."providerId"
+    ORDER BY ${order}`,
     // Open reviews are few among many decided ones, and a search may narrow them further.
     { planEach: true },
   );
@@ -428,6 +466,8 @@ export async function queuePage(
         name: f.providerName as string,
         packages: asJson(f.providerPackages) as Prisma.JsonValue,
         healthState: (f.providerHealthState as string | null) ?? null,
+        health:
+          f.healthProviderId === null ? null : { drift: asJson(f.drift) as Prisma.JsonValue, driftAt: driftAtOf(f) },
       },
       endpointVerified: verifiedOf(f).publisherVerified,
     }),

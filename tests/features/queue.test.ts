@@ -92,6 +92,8 @@ describe.each(doors)("$name", (door: Door) => {
             decidedAt: null,
             endpointVerified: false,
             healthState: null,
+            driftSummary: null,
+            driftDetectedAt: null,
           },
         ],
         nextCursor: null,
@@ -261,6 +263,27 @@ describe.each(doors)("$name", (door: Door) => {
       const answer = await page({ search: word });
       expect(answer.codes).toEqual([r2, r3, r1, r4, r0]);
       expect(answer.items.map((i) => i.priority)).toEqual(["URGENT", "URGENT", "HIGH", "NORMAL", "LOW"]);
+    });
+
+    test("sort: by opening and by last change, both ways, paged by a cursor that holds to its sort", async () => {
+      const word = uniqueWord();
+      const made = [];
+      for (let i = 0; i < 4; i++) made.push((await intake({ name: `Sorted ${word} ${i}` })).reviewCode);
+      const [r0, r1, r2, r3] = made as [string, string, string, string];
+      // The oldest review changes last.
+      await prioritise(r0, "LOW");
+      expect(await codes({ search: word, sort: "PRIORITY" })).toEqual([r1, r2, r3, r0]);
+      expect(await codes({ search: word, sort: "OLDEST" })).toEqual([r0, r1, r2, r3]);
+      expect(await codes({ search: word, sort: "NEWEST" })).toEqual([r3, r2, r1, r0]);
+      expect(await codes({ search: word, sort: "RECENTLY_UPDATED" })).toEqual([r0, r3, r2, r1]);
+      expect(await codes({ search: word, sort: "LEAST_RECENTLY_UPDATED" })).toEqual([r1, r2, r3, r0]);
+
+      const one = await page({ search: word, sort: "NEWEST", limit: 3 });
+      expect(one.codes).toEqual([r3, r2, r1]);
+      expect((await page({ search: word, sort: "NEWEST", limit: 3, cursor: one.nextCursor })).codes).toEqual([r0]);
+      // A cursor of one order does not page another.
+      expectCode(await queue({ search: word, sort: "OLDEST", cursor: one.nextCursor }), "BAD_USER_INPUT");
+      expectCode(await queue({ search: word, cursor: one.nextCursor }), "BAD_USER_INPUT");
     });
   });
 

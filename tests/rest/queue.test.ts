@@ -7,8 +7,8 @@ import { call, errorPaths, expectProblem, reviewerToken } from "../helpers.ts";
 
 describe("GET /api/v1/reviews/queue", () => {
   test("an unknown parameter is a 400 naming it", async () => {
-    const answer = await call("GET", "/api/v1/reviews/queue?sort=newest", { token: await reviewerToken("rv-queue") });
+    const answer = await call("GET", "/api/v1/reviews/queue?order=newest", { token: await reviewerToken("rv-queue") });
     expectProblem(answer, 400, "BAD_USER_INPUT");
-    expect(errorPaths(answer)).toEqual(["/sort"]);
+    expect(errorPaths(answer)).toEqual(["/order"]);
   });
 });

@@ -69,6 +69,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/providers/facets": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Count the list's providers by each value of its filters
+     * @description How many providers the list (`providers`) answers for its arguments, and for each value of each of its filters: the list's own arguments, visibility rule and validation.
+     */
+    get: operations["providerFacets"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/providers/{providerCode}": {
     parameters: {
       query?: never;
@@ -442,7 +462,7 @@ export interface paths {
     };
     /**
      * The active review queue
-     * @description Active reviews (OPEN, IN_PROGRESS, CHANGES_REQUESTED), most urgent first, then oldest first. Reviewers only.
+     * @description Active reviews (OPEN, IN_PROGRESS, CHANGES_REQUESTED), most urgent first, then oldest first, or in the order `sort` names. Reviewers only.
      */
     get: operations["reviewQueue"];
     put?: never;
@@ -904,6 +924,13 @@ export interface components {
      * @enum {string}
      */
     TransportType: "STDIO" | "STREAMABLE_HTTP" | "SSE";
+    /** @enum {string} */
+    EndpointProtocol: "A2A" | "MCP" | "HTTP_JSON" | "OPENAI_COMPATIBLE" | "OTHER";
+    /**
+     * @description ACTIVE; DEPRECATED (still served, use the successor); RETIRED (gone; hidden from lists unless asked)
+     * @enum {string}
+     */
+    Lifecycle: "ACTIVE" | "DEPRECATED" | "RETIRED";
     ProviderPage: {
       items: components["schemas"]["ProviderSummary"][];
       /** @description null on the last page */
@@ -940,13 +967,6 @@ export interface components {
     EndpointSummary: {
       protocol: components["schemas"]["EndpointProtocol"];
     };
-    /** @enum {string} */
-    EndpointProtocol: "A2A" | "MCP" | "HTTP_JSON" | "OPENAI_COMPATIBLE" | "OTHER";
-    /**
-     * @description ACTIVE; DEPRECATED (still served, use the successor); RETIRED (gone; hidden from lists unless asked)
-     * @enum {string}
-     */
-    Lifecycle: "ACTIVE" | "DEPRECATED" | "RETIRED";
     /**
      * @description UP: answers its declared protocol. AUTH_REQUIRED: alive, but asks for credentials. WRONG_PROTOCOL: answers, but not the protocol or transport it declares. DOWN: not reachable (DNS, connection, TLS, 404/410). UNKNOWN: could not tell (a timeout, a 5xx, a refused address) or not checked yet.
      * @enum {string}
@@ -1477,6 +1497,47 @@ export interface components {
      * @enum {string}
      */
     MirrorKind: "MCP_REGISTRY" | "AGENT_REGISTRY";
+    /** @description Counts for the providers list's query and filters, as the caller may list them. */
+    ProviderFacets: {
+      /**
+       * Format: int32
+       * @description How many providers the list answers for these arguments
+       */
+      total: number;
+      facets: components["schemas"]["ProviderFacetLists"];
+    };
+    /** @description Each facet's values with their counts. A facet's counts leave out its own filter (choosing another value of it changes the list to that count); labels, which filter all-of, count within the list. */
+    ProviderFacetLists: {
+      /** @description By agentType */
+      agentType: components["schemas"]["FacetCount"][];
+      /** @description By the endpoint's protocol (agents without an endpoint have none) */
+      protocol: components["schemas"]["FacetCount"][];
+      /** @description By the transport of a package (a provider with packages of two transports counts in both) */
+      transport: components["schemas"]["FacetCount"][];
+      /** @description By the registry of a package */
+      packageRegistry: components["schemas"]["FacetCount"][];
+      /** @description By trustTier */
+      trustTier: components["schemas"]["FacetCount"][];
+      /** @description By confirmed health state (empty when health checks are off; agents not probed have none) */
+      health: components["schemas"]["FacetCount"][];
+      /** @description Whether a verified domain covers the endpoint: true or false */
+      publisherVerified: components["schemas"]["FacetCount"][];
+      /** @description By lifecycle; RETIRED is counted though the list hides it unless asked */
+      lifecycle: components["schemas"]["FacetCount"][];
+      /** @description By visibility (an anonymous caller lists PUBLIC providers only) */
+      visibility: components["schemas"]["FacetCount"][];
+      /** @description By review stage (an anonymous caller lists APPROVED providers only) */
+      reviewStage: components["schemas"]["FacetCount"][];
+      /** @description The 20 labels most carried by the providers the list answers (labels filter included: a label's count is how many of them also carry it), most first, ties by label */
+      labels: components["schemas"]["FacetCount"][];
+    };
+    /** @description One value of a facet and how many providers the list answers with it. */
+    FacetCount: {
+      /** @description The value, as the list's argument of the facet's name takes it */
+      value: string;
+      /** Format: int32 */
+      count: number;
+    };
     /** @description Members of the endpoint to change: an absent member keeps its value, null clears it */
     EndpointPatchInput: {
       /** @description {name} marks one of `variables` */
@@ -1842,6 +1903,11 @@ export interface components {
     ReviewStatus: "OPEN" | "IN_PROGRESS" | "CHANGES_REQUESTED" | "APPROVED" | "REJECTED" | "WITHDRAWN";
     /** @enum {string} */
     ReviewPriority: "URGENT" | "HIGH" | "NORMAL" | "LOW";
+    /**
+     * @description PRIORITY: most urgent, then oldest (the default). OLDEST, NEWEST: by when the review opened. RECENTLY_UPDATED, LEAST_RECENTLY_UPDATED: by its last change.
+     * @enum {string}
+     */
+    ReviewQueueSort: "PRIORITY" | "OLDEST" | "NEWEST" | "RECENTLY_UPDATED" | "LEAST_RECENTLY_UPDATED";
     ReviewPage: {
       items: components["schemas"]["Review"][];
       /** @description null on the last page */
@@ -1875,6 +1941,13 @@ export interface components {
        * @description An ISO-8601 instant in UTC
        */
       decidedAt: string | null;
+      /** @description How the live agent differs from what it declares, in plain words; null while it matches or nothing is probed */
+      driftSummary: string | null;
+      /**
+       * Format: date-time
+       * @description When that drift was detected; null without one
+       */
+      driftDetectedAt: string | null;
       /** @description Whether the provider's endpoint host is covered by one of its verified domains */
       endpointVerified: boolean;
       /** @description The confirmed health state of the agent under review; null when nothing is probed */
@@ -2434,14 +2507,20 @@ export interface operations {
         packageRegistry?: components["schemas"]["PackageRegistry"];
         /** @description Providers shipping at least one package a client talks to over this transport (with packageRegistry: the same package) */
         transport?: components["schemas"]["TransportType"];
-        /** @description Page size, 1–100 (default 20) */
-        limit?: number;
-        /** @description The nextCursor of the previous page */
-        cursor?: string;
+        /** @description Providers whose endpoint speaks this protocol */
+        protocol?: components["schemas"]["EndpointProtocol"];
+        /** @description Providers whose publisher has (true) or has not (false) verified a domain covering the endpoint */
+        publisherVerified?: boolean;
+        /** @description Providers in this lifecycle state (RETIRED ones are listed when asked for, as with includeRetired) */
+        lifecycle?: components["schemas"]["Lifecycle"];
         /** @description Include RETIRED providers (hidden by default); `?includeRetired=true` in REST */
         includeRetired?: boolean;
         /** @description Only providers updated at or after this instant (e.g. 2026-11-21T12:00:00Z); without a search the list is then oldest change first, for polling */
         updatedSince?: string;
+        /** @description Page size, 1–100 (default 20) */
+        limit?: number;
+        /** @description The nextCursor of the previous page */
+        cursor?: string;
       };
       header?: {
         /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
@@ -2557,6 +2636,77 @@ export interface operations {
       413: components["responses"]["PAYLOAD_TOO_LARGE"];
       415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
       422: components["responses"]["UNPROCESSABLE_CONTENT"];
+      429: components["responses"]["RATE_LIMITED"];
+      500: components["responses"]["INTERNAL"];
+    };
+  };
+  providerFacets: {
+    parameters: {
+      query?: {
+        /** @description Words that must all appear, as words or word prefixes, in code, name, summary, description, labels or package identifiers (case and accents ignored) */
+        search?: string;
+        agentType?: components["schemas"]["AgentType"];
+        visibility?: components["schemas"]["Visibility"];
+        trustTier?: components["schemas"]["TrustTier"];
+        reviewStage?: components["schemas"]["ReviewStage"];
+        /** @description Providers carrying all of these labels (comma-separated in REST) */
+        labels?: string[];
+        /** @description Providers whose confirmed health state is any of these: UP, AUTH_REQUIRED, WRONG_PROTOCOL, DOWN, UNKNOWN (comma-separated in REST) */
+        health?: string[];
+        /** @description Providers shipping at least one package from this registry */
+        packageRegistry?: components["schemas"]["PackageRegistry"];
+        /** @description Providers shipping at least one package a client talks to over this transport (with packageRegistry: the same package) */
+        transport?: components["schemas"]["TransportType"];
+        /** @description Providers whose endpoint speaks this protocol */
+        protocol?: components["schemas"]["EndpointProtocol"];
+        /** @description Providers whose publisher has (true) or has not (false) verified a domain covering the endpoint */
+        publisherVerified?: boolean;
+        /** @description Providers in this lifecycle state (RETIRED ones are listed when asked for, as with includeRetired) */
+        lifecycle?: components["schemas"]["Lifecycle"];
+        /** @description Include RETIRED providers (hidden by default); `?includeRetired=true` in REST */
+        includeRetired?: boolean;
+        /** @description Only providers updated at or after this instant (e.g. 2026-11-21T12:00:00Z); without a search the list is then oldest change first, for polling */
+        updatedSince?: string;
+      };
+      header?: {
+        /** @description ETags the caller holds (or `*`); when one matches the answer's, it is 304 without a body. */
+        "If-None-Match"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Count the list's providers by each value of its filters */
+      200: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ProviderFacets"];
+        };
+      };
+      /** @description Not Modified: If-None-Match matched; no body */
+      304: {
+        headers: {
+          /** @description A strong validator of this answer; send it back as If-None-Match to be answered 304 */
+          ETag?: string;
+          /** @description How long caches may keep the answer: shared caches briefly for an anonymous read of public data, never for an answer that depends on the caller's credentials */
+          "Cache-Control"?: string;
+          /** @description `Authorization` among others: the answer depends on who asks */
+          Vary?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["BAD_USER_INPUT"];
+      401: components["responses"]["UNAUTHENTICATED"];
       429: components["responses"]["RATE_LIMITED"];
       500: components["responses"]["INTERNAL"];
     };
@@ -3499,6 +3649,8 @@ export interface operations {
         endpointVerified?: boolean;
         /** @description Only reviews updated at or after this instant (e.g. 2026-11-21T12:00:00Z) */
         updatedSince?: string;
+        /** @description The order (default PRIORITY); a cursor holds to its sort */
+        sort?: components["schemas"]["ReviewQueueSort"];
         /** @description Page size, 1–100 (default 20) */
         limit?: number;
         cursor?: string;
