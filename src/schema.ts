@@ -3,6 +3,7 @@
  */
 import { builder } from "./builder.ts";
 import "./providers/provider.schema.ts";
+import "./providers/provider.facets.schema.ts";
 import "./providers/version.schema.ts";
 import "./providers/provider.lifecycle.schema.ts";
 import "./auth/token.schema.ts";

@@ -12,10 +12,7 @@
  * earlier than the last `updatedAt` seen (and skip what you have) so a slow commit is not missed.
  */
 import type { builder } from "../builder.ts";
-import type { Db } from "../db/client.ts";
-import { badInput } from "../errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
-import { decodeCursor, page } from "../pagination.ts";
 
 /** The two arguments, as a list query declares them. */
 export function changeFeedArgs(t: Parameters<Parameters<typeof builder.queryField>[1]>[0]) {
@@ -31,7 +28,7 @@ export function changeFeedArgs(t: Parameters<Parameters<typeof builder.queryFiel
   };
 }
 
-/** The list filters of the two arguments (Prisma `where`; provider.search.store.ts turns them into SQL too). */
+/** The list filters of the two arguments (Prisma `where`; provider.search.store.ts turns them into SQL). */
 export function lifecycleFilters(args: {
   includeRetired: boolean | null | undefined;
   since: Date | null;
@@ -40,42 +37,4 @@ export function lifecycleFilters(args: {
     ...(args.includeRetired ? [] : [{ lifecycle: { in: ["ACTIVE", "DEPRECATED"] } }]),
     ...(args.since ? [{ updatedAt: { gte: args.since } }] : []),
   ];
-}
-
-/** The marker of a change-feed cursor, so that a cursor of the newest-first order is refused here. */
-const ASCENDING = 1;
-
-/** One page of the change feed: oldest change first, `(updatedAt, id)` keyset. */
-export async function changesPage<S extends Prisma.ProviderSelect & { id: true; updatedAt: true }>(
-  db: Db,
-  filters: Prisma.ProviderWhereInput[],
-  select: S,
-  limit: number,
-  cursor: string | null | undefined,
-) {
-  const after = decodeCursor(cursor, ["date", "int", "int"] as const);
-  if (after && after[2] !== ASCENDING) {
-    throw badInput("cursor is not valid; use the nextCursor of a previous page", [
-      { path: "cursor", message: "not a cursor this list issued" },
-    ]);
-  }
-  const rows = (await db.provider.findMany({
-    where: {
-      AND: [
-        ...filters,
-        after
-          ? {
-              OR: [{ updatedAt: { gt: after[0] } }, { updatedAt: after[0], id: { gt: after[1] } }],
-            }
-          : {},
-      ],
-    },
-    select,
-    orderBy: [{ updatedAt: "asc" }, { id: "asc" }],
-    take: limit + 1,
-  })) as unknown as Prisma.ProviderGetPayload<{ select: S }>[];
-  return page(rows, limit, (r) => {
-    const key = r as unknown as { updatedAt: Date; id: number };
-    return [key.updatedAt.toISOString(), key.id, ASCENDING];
-  });
 }

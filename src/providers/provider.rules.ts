@@ -35,8 +35,8 @@ export {
 } from "./provider.enums.ts";
 
 export const PROVIDER_CODE_PATTERN = /^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])$/;
-/** Codes that are a route of their own (`POST /api/v1/providers/import`), so never a provider's. */
-export const RESERVED_PROVIDER_CODES: ReadonlySet<string> = new Set(["import"]);
+/** Codes that are a route of their own (`POST /api/v1/providers/import`, `GET …/facets`), so never a provider's. */
+export const RESERVED_PROVIDER_CODES: ReadonlySet<string> = new Set(["import", "facets"]);
 const LABEL_PATTERN = /^[a-z0-9._-]{1,40}$/;
 /** At most this many labels on a profile, and in one list filter. */
 export const MAX_LABELS = 20;

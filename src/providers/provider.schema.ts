@@ -7,13 +7,11 @@ import { actorOf } from "../auth/viewer.ts";
 import { builder, type Context } from "../builder.ts";
 import type { Queryable } from "../db/client.ts";
 import { badInput, notFound } from "../errors.ts";
-import type { Prisma } from "../generated/prisma/client.ts";
-import { healthFilter } from "../health/health.rules.ts";
 import { IF_VERSION_DESCRIPTION, ifMatchOf } from "../http/if-match.ts";
 import { idempotencyOf, REPLAY_NOTICE } from "../idempotency/idempotency.plugin.ts";
 import { commitInTransaction } from "../idempotency/idempotency.store.ts";
 import { pageSize } from "../pagination.ts";
-import { changeFeedArgs, changesPage, lifecycleFilters } from "./provider.changes.ts";
+import { filterWheres, listFilterArgs, listFilters } from "./provider.filters.ts";
 import {
   changeLifecycle,
   type LifecycleState,
@@ -22,24 +20,18 @@ import {
   requestOfPatch,
 } from "./provider.lifecycle.ts";
 import { relationsAsked } from "./provider.relations.ts";
-import { type Intake, labelFilter, validateIntake, validatePatch } from "./provider.rules.ts";
-import { listProviders, searchProviders, searchWords } from "./provider.search.store.ts";
-import { type Relations, readProvider, SUMMARY_SELECT } from "./provider.store.ts";
+import { type Intake, validateIntake, validatePatch } from "./provider.rules.ts";
+import { listChanges, listProviders, searchProviders } from "./provider.search.store.ts";
+import { type Relations, readProvider } from "./provider.store.ts";
 import {
-  AgentType,
   IntakeResultRef,
   LifecycleEnum,
-  PackageRegistryEnum,
-  PackageTransportEnum,
   ProviderPageRef,
   ProviderRef,
   ProviderSummaryRef,
   profileArgs,
-  ReviewStage,
-  TrustTier,
-  Visibility,
 } from "./provider.types.ts";
-import { assertVisible, canSee, listableWhere, ownerScope } from "./provider.visibility.ts";
+import { assertVisible, canSee, ownerScope } from "./provider.visibility.ts";
 import { type IntakeRecords, intakeProvider, patchProvider } from "./provider.write.ts";
 
 // ── Queries ─────────────────────────────────────────────────────────────────────────────────
@@ -49,92 +41,29 @@ builder.queryFields((t) => ({
     description:
       "Provider summaries the caller may see, every filter given holding: best match first when searching, else most recently updated first.",
     args: {
-      search: t.arg.string({
-        description:
-          "Words that must all appear, as words or word prefixes, in code, name, summary, description, labels or package identifiers (case and accents ignored)",
-      }),
-      agentType: t.arg({ type: AgentType }),
-      visibility: t.arg({ type: Visibility }),
-      trustTier: t.arg({ type: TrustTier }),
-      reviewStage: t.arg({ type: ReviewStage }),
-      labels: t.arg.stringList({ description: "Providers carrying all of these labels (comma-separated in REST)" }),
-      health: t.arg.stringList({
-        description:
-          "Providers whose confirmed health state is any of these: UP, AUTH_REQUIRED, WRONG_PROTOCOL, DOWN, UNKNOWN (comma-separated in REST)",
-      }),
-      packageRegistry: t.arg({
-        type: PackageRegistryEnum,
-        description: "Providers shipping at least one package from this registry",
-      }),
-      transport: t.arg({
-        type: PackageTransportEnum,
-        description:
-          "Providers shipping at least one package a client talks to over this transport (with packageRegistry: the same package)",
-      }),
+      ...listFilterArgs(t),
       limit: t.arg.int({ description: "Page size, 1–100 (default 20)" }),
       cursor: t.arg.string({ description: "The nextCursor of the previous page" }),
-      ...changeFeedArgs(t),
     },
     resolve: async (_root, args, ctx) => {
       const limit = pageSize(args.limit);
-      const words = searchWords(args.search);
-      const filter = labelFilter(args.labels);
-      if (!filter.ok) throw badInput("labels is not a valid filter", filter.errors);
-      const labels = filter.value;
-      const health = healthFilter(args.health);
-      if (!health.ok) throw badInput("health is not a valid filter", health.errors);
-      if (health.value.length > 0 && !ctx.config.health.enabled) {
-        throw badInput("Health checks are off in this registry (HEALTH=off): there is no health to filter by", [
-          { path: "health", message: "health checks are off" },
-        ]);
-      }
-      const since = args.updatedSince ?? null;
-      // The filters, once, for both paths: the caller's visibility rule and every argument given.
-      const filters: Prisma.ProviderWhereInput[] = [
-        listableWhere(ctx.viewer),
-        ...labels.map((label) => ({ labelIndex: { some: { label } } })),
-        ...(args.agentType ? [{ agentType: args.agentType }] : []),
-        ...(args.visibility ? [{ visibility: args.visibility }] : []),
-        ...(args.trustTier ? [{ trustTier: args.trustTier }] : []),
-        ...(args.reviewStage ? [{ reviewStage: args.reviewStage }] : []),
-        ...(health.value.length > 0 ? [{ healthState: { in: health.value } }] : []),
-        // Both given: one package from that registry over that transport.
-        ...(args.packageRegistry || args.transport
-          ? [
-              {
-                packageIndex: {
-                  some: { registryType: args.packageRegistry ?? undefined, transport: args.transport ?? undefined },
-                },
-              },
-            ]
-          : []),
-        ...lifecycleFilters({ includeRetired: args.includeRetired, since }),
-      ];
-      if (words.length > 0) {
+      // The filters, once, for both paths (and for the facets, provider.facets.schema.ts).
+      const filters = listFilters(args, ctx);
+      const wheres = filterWheres(filters);
+      if (filters.words.length > 0) {
         // Ranked on the index; the page's rows come with the ranking, in one statement.
         const found = await searchProviders(ctx.db, {
-          words,
-          filters,
-          context: [
-            labels,
-            args.agentType,
-            args.visibility,
-            args.trustTier,
-            args.reviewStage,
-            health.value,
-            args.packageRegistry,
-            args.transport,
-            Boolean(args.includeRetired),
-            since?.toISOString(),
-          ],
+          words: filters.words,
+          filters: wheres,
+          context: filters.context,
           limit,
           cursor: args.cursor,
         });
         return { items: found.rows, nextCursor: found.nextCursor };
       }
       // With updatedSince the list is a change feed: oldest change first (provider.changes.ts).
-      if (since) return changesPage(ctx.db, filters, SUMMARY_SELECT, limit, args.cursor);
-      return listProviders(ctx.db, filters, limit, args.cursor);
+      if (filters.since) return listChanges(ctx.db, wheres, limit, args.cursor);
+      return listProviders(ctx.db, wheres, limit, args.cursor);
     },
   }),
 

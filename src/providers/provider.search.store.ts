@@ -80,6 +80,8 @@ export interface SqlTable {
   alias: string;
   columns: ReadonlySet<string>;
   relations: Record<string, (value: unknown, alias: string) => Prisma.Sql>;
+  /** Fields that are an expression of the row rather than a column, compared like one. */
+  expressions?: Record<string, (alias: string) => Prisma.Sql>;
 }
 
 type Scalar = string | number | Date;
@@ -112,6 +114,8 @@ export function whereSql(where: unknown, table: SqlTable): Prisma.Sql {
       parts.push(table.relations[key]?.(value, table.alias) ?? unsupported(key));
     } else if (table.columns.has(key)) {
       parts.push(columnSql(Prisma.raw(`"${table.alias}"."${key}"`), key, value));
+    } else if (table.expressions?.[key]) {
+      parts.push(columnSql(table.expressions[key](table.alias), key, value));
     } else unsupported(`the field ${key}`);
   }
   return parts.length ? Prisma.join(parts, " AND ") : Prisma.sql`1=1`;
@@ -119,6 +123,8 @@ export function whereSql(where: unknown, table: SqlTable): Prisma.Sql {
 
 function columnSql(column: Prisma.Sql, key: string, value: unknown): Prisma.Sql {
   if (isScalar(value)) return Prisma.sql`${column} = ${value}`;
+  // A boolean column as a condition: SQLite stores 0/1 and binds no booleans, PostgreSQL compares no boolean with 1.
+  if (typeof value === "boolean") return value ? Prisma.sql`${column}` : Prisma.sql`NOT ${column}`;
   if (value === null || typeof value !== "object") unsupported(`the value of ${key}`);
   const parts = Object.entries(value).map(([op, v]) => {
     if (op === "in" && Array.isArray(v) && v.every(isScalar))
@@ -162,8 +168,15 @@ function indexFilter(table: string, columns: readonly string[]) {
 }
 
 /**
+ * The endpoint's protocol, a member of its JSON column: `->>` reads it on both dialects (SQLite
+ * 3.38 and later, PostgreSQL's jsonb), NULL for an agent without an endpoint. The facets' index
+ * (migration 20261209000000_facets) is on this very expression.
+ */
+export const protocolSql = (alias: string) => Prisma.raw(`("${alias}"."endpoint" ->> 'protocol')`);
+
+/**
  * The providers table as `p`; `labelIndex: { some: { label } }` is the labels-all-of filter,
- * `packageIndex: { some: { registryType } }` (or `transport`) a package filter.
+ * `packageIndex: { some: { registryType } }` (or `transport`) a package filter, `protocol` the endpoint's.
  */
 export function providersTable(alias = "p"): SqlTable {
   return {
@@ -179,7 +192,9 @@ export function providersTable(alias = "p"): SqlTable {
       "lifecycle",
       "updatedAt",
       "healthState",
+      "publisherVerified",
     ]),
+    expressions: { protocol: protocolSql },
     relations: {
       labelIndex: indexFilter("provider_labels", ["label"]),
       packageIndex: indexFilter("provider_packages", ["registryType", "transport"]),
@@ -209,6 +224,37 @@ export async function listProviders(
       ORDER BY p."updatedAt" DESC, p."id" DESC LIMIT ${limit + 1}`,
   );
   return page(rows.map(summaryRow), limit, (r) => [r.updatedAt.toISOString(), r.id]);
+}
+
+/** The marker of a change-feed cursor, so that a cursor of the newest-first order is refused there. */
+const ASCENDING = 1;
+
+/**
+ * One page of the change feed (`updatedSince`, provider.changes.ts): oldest change first,
+ * `(updatedAt, id)` keyset, with the same filters and statement shape as the list.
+ */
+export async function listChanges(
+  db: Db,
+  filters: readonly Prisma.ProviderWhereInput[],
+  limit: number,
+  cursor: string | null | undefined,
+): Promise<{ items: SummaryRow[]; nextCursor: string | null }> {
+  const after = decodeCursor(cursor, ["date", "int", "int"] as const);
+  if (after && after[2] !== ASCENDING) {
+    throw badInput("cursor is not valid; use the nextCursor of a previous page", [
+      { path: "cursor", message: "not a cursor this list issued" },
+    ]);
+  }
+  const keyset: Prisma.ProviderWhereInput[] = after
+    ? [{ OR: [{ updatedAt: { gt: after[0] } }, { updatedAt: after[0], id: { gt: after[1] } }] }]
+    : [];
+  const rows = await queryRows(
+    db,
+    Prisma.sql`SELECT ${SUMMARY_SQL} FROM "providers" AS p
+      WHERE ${whereSql({ AND: [...filters, ...keyset] }, providersTable("p"))}
+      ORDER BY p."updatedAt" ASC, p."id" ASC LIMIT ${limit + 1}`,
+  );
+  return page(rows.map(summaryRow), limit, (r) => [r.updatedAt.toISOString(), r.id, ASCENDING]);
 }
 
 // ── The providers list, searched ────────────────────────────────────────────────────────────

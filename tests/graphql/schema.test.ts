@@ -43,6 +43,7 @@ describe("schema.graphql", () => {
       .filter(([name]) => /(?:At|Since|Before|After|_since)$/.test(name as string));
     expect(timestampArgs).toEqual([
       ["providers.updatedSince", "DateTime"],
+      ["providerFacets.updatedSince", "DateTime"],
       ["reviewQueue.updatedSince", "DateTime"],
       // The MCP registry's parameter, by its own name.
       ["mcpServers.updated_since", "DateTime"],

@@ -49,6 +49,8 @@ const ALLOWED = [
   // Health: a check now, and the agents long down (for reviewers).
   "POST /api/v1/providers/:providerCode/health/check",
   "GET /api/v1/health/down",
+  // The list's facets: counts for its own filters.
+  "GET /api/v1/providers/facets",
   "GET /api/v1/mirror/sources",
   "GET /api/v1/mirror/sources/:sourceId",
   // API keys, for admins.

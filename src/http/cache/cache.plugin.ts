@@ -22,6 +22,7 @@ import { cacheablePath, type Entry, EntryStore, keyOf, type StoreOptions } from 
 /** The root fields whose anonymous answers may be shared: public reads only. */
 const CACHEABLE_FIELDS = new Set([
   "providers",
+  "providerFacets",
   "provider",
   "providerVersions",
   "providerVersion",

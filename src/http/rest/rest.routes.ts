@@ -57,6 +57,8 @@ export const REST_ROUTES: readonly RestRoute[] = [
   route("GET /", "Query.api", "none", "service", "Describe the service"),
   route("GET /health", "Query.health", "none", "service", "Service and database health"),
   route("GET /providers", "Query.providers", "optional", "providers", "List provider summaries"),
+  // Before /providers/:providerCode, which would take "facets" for a code.
+  route("GET /providers/facets", "Query.providerFacets", "optional", "providers", "Count the list's providers by each value of its filters"),
   route("POST /providers", "Mutation.createProvider", "none", "providers", "Submit an agent intake", 201),
   route("GET /providers/:providerCode", "Query.provider", "optional", "providers", "Read a provider's full profile"),
   route("PATCH /providers/:providerCode", "Mutation.updateProvider", "agent", "providers", "Update the caller's own profile"),
