@@ -96,6 +96,8 @@ export function createApp(
   // Who is asking: read by the viewer, and by the sign-in routes (people's sessions, src/signin/).
   const callers = credentials(config, db, outbound);
   const guard = credentialGuard(limits, config.trustProxy);
+  // The pages render from the app's own REST reads (src/web/render/): the app, once it exists.
+  let self: ((request: Request) => Promise<Response>) | undefined;
   const yoga = createYoga<Record<string, unknown>, Context>({
     schema,
     graphqlEndpoint: "/graphql",
@@ -154,7 +156,12 @@ export function createApp(
         guard,
         log,
       }),
-      useWebPages({ log, graphiql: config.graphiql, signInIssuer: config.signIn?.issuer }),
+      useWebPages({
+        log,
+        graphiql: config.graphiql,
+        signInIssuer: config.signIn?.issuer,
+        app: (request) => (self as NonNullable<typeof self>)(request),
+      }),
       useGraphqlGetParams,
       useViewer(callers, config, guard),
       // Every operation, /graphql or a REST route's, meets the GraphQL limits first, then the check
@@ -195,6 +202,7 @@ export function createApp(
       });
     },
   });
+  self = async (request) => app.fetch(request);
   return Object.assign(app, {
     /** The app's metrics: the workers main.ts starts report through it (`observeCheck`, `gauge`). */
     metrics,

@@ -10,8 +10,8 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import type { GraphiQLOptions } from "graphql-yoga";
+import { SITE_NAME } from "./render/document.ts";
 import { type Asset, assetOf, hashedName } from "./web.bundle.ts";
-import { SITE_NAME } from "./web.shell.ts";
 
 /** What the first tab shows on a first visit (GraphiQL remembers the tabs of later ones). */
 export const EXAMPLE_QUERY = `# The latest public agents: press ▶ (or Ctrl-Enter).

@@ -6,10 +6,16 @@
  * fetch like any other client.
  */
 import { createHash } from "node:crypto";
+import { promisify } from "node:util";
+import { brotliCompress, constants, gzip } from "node:zlib";
 import type { Plugin } from "graphql-yoga";
+import type { Provider, ProviderPage } from "./client/types.ts";
 import { type Graphiql, isGraphiqlAsset, graphiql as loadGraphiql } from "./graphiql.ts";
+import { directoryQuery, renderDirectory } from "./render/directory.ts";
+import { renderDocument } from "./render/document.ts";
+import { profileDescription, renderProfile, renderProfileNotFound } from "./render/profile.ts";
 import { type Asset, type Bundle, type PageName, webBundle } from "./web.bundle.ts";
-import { renderShell } from "./web.shell.ts";
+import { PAGE_INFO, renderShell } from "./web.shell.ts";
 
 /** The pages load same-origin scripts and styles only, and talk to their own origin only. */
 export const PAGE_CSP = [
@@ -56,6 +62,11 @@ export interface WebPagesOptions {
   graphiql?: boolean;
   /** The identity provider people sign in with, when they can: the pages show "Sign in". */
   signInIssuer?: string | undefined;
+  /**
+   * The app itself, for the reads the directory and the profile are rendered from: they go through
+   * its whole front door (edge, response cache, REST), as any client's would.
+   */
+  app?: AppFetch;
 }
 
 /** The page a path shows, if any. */
@@ -127,6 +138,59 @@ const NO_STORE_HEADERS = {
   "Cache-Control": "no-store",
 };
 
+/** The request headers an internal read carries over: who is asking, and from where. */
+const FORWARDED = ["authorization", "cookie", "x-forwarded-for", "x-real-ip", "forwarded", "x-request-id"];
+
+export type AppFetch = (request: Request) => Promise<Response> | Response;
+
+/**
+ * Runs one REST read of the app itself, as the page's own request: the same operation, viewer,
+ * visibility rules, limits and response cache a client of /api/v1 meets. Answers the status and
+ * the parsed body.
+ */
+async function readApi<T>(
+  app: AppFetch,
+  request: Request,
+  url: URL,
+  path: string,
+): Promise<{ status: number; body: T | null }> {
+  const headers = new Headers({ accept: "application/json" });
+  for (const name of FORWARDED) {
+    const value = request.headers.get(name);
+    if (value) headers.set(name, value);
+  }
+  const response = await app(new Request(new URL(path, url), { method: "GET", headers }));
+  const text = await response.text();
+  let body: T | null = null;
+  try {
+    body = response.ok && text ? (JSON.parse(text) as T) : null;
+  } catch {
+    body = null;
+  }
+  return { status: response.status, body };
+}
+
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
+
+/**
+ * A rendered page, compressed as the request accepts (brotli at a fast quality: pages are made per
+ * request, unlike the precompressed assets), on libuv's threads.
+ */
+async function compressed(request: Request, text: string): Promise<{ body: Uint8Array; encoding?: "br" | "gzip" }> {
+  const body = new TextEncoder().encode(text);
+  const header = request.headers.get("accept-encoding");
+  if (body.byteLength < 1024) return { body };
+  if (acceptsEncoding(header, "br")) {
+    const br = await brotliAsync(body, {
+      params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT },
+    });
+    return { body: br, encoding: "br" };
+  }
+  if (acceptsEncoding(header, "gzip")) return { body: await gzipAsync(body, { level: 6 }), encoding: "gzip" };
+  return { body };
+}
+
 /** The pages, GraphiQL's page, and their assets. */
 export function useWebPages(options: WebPagesOptions = {}): Plugin {
   const log = options.log ?? (() => {});
@@ -155,6 +219,85 @@ export function useWebPages(options: WebPagesOptions = {}): Plugin {
     }
     return shell;
   };
+
+  const app = options.app;
+
+  /**
+   * The directory or a profile rendered with its data, or null when the read did not answer
+   * (an error, or a registry whose reads need a credential the request lacks): the page's shell
+   * then, whose script reads and explains.
+   */
+  async function rendered(
+    request: Request,
+    url: URL,
+    page: "directory" | "profile",
+    bundle: Bundle,
+  ): Promise<{ status: number; text: string } | null> {
+    if (!app) return null;
+    const common = { bundle, graphiql: graphiqlOn, signIn: signInOrigin !== undefined };
+    if (page === "directory") {
+      const info = PAGE_INFO.directory;
+      const read = await readApi<ProviderPage>(
+        app,
+        request,
+        url,
+        `/api/v1/providers?${directoryQuery(url.searchParams)}`,
+      );
+      return {
+        status: 200,
+        text: renderDocument({
+          ...common,
+          page,
+          title: info.title,
+          description: info.description,
+          nav: info.nav,
+          og: { url: `${url.origin}/`, type: "website" },
+          ssr: "directory",
+          body: renderDirectory(url.searchParams, read.status === 200 ? read.body : null),
+        }),
+      };
+    }
+    let code: string;
+    try {
+      code = decodeURIComponent(url.pathname.slice("/providers/".length));
+    } catch {
+      code = "";
+    }
+    const read = code
+      ? await readApi<Provider>(app, request, url, `/api/v1/providers/${encodeURIComponent(code)}`)
+      : { status: 404, body: null };
+    if (read.status === 404 || read.status === 400) {
+      return {
+        status: 404,
+        text: renderDocument({
+          ...common,
+          page,
+          title: "Agent not found",
+          description: "There is no agent at this address that you may see.",
+          nav: null,
+          ssr: "profile-not-found",
+          body: renderProfileNotFound(code),
+        }),
+      };
+    }
+    if (read.status !== 200 || !read.body) return null;
+    const p = read.body;
+    return {
+      status: 200,
+      text: renderDocument({
+        ...common,
+        page,
+        title: p.name,
+        description: profileDescription(p),
+        nav: null,
+        og: { url: `${url.origin}/providers/${encodeURIComponent(p.providerCode)}`, type: "profile" },
+        // The script keeps what the server drew for a reader without a token; for its owner or a
+        // reviewer (whose tokens only the tab knows) it reads and draws their view.
+        ssr: "profile",
+        body: renderProfile(p, url.origin),
+      }),
+    };
+  }
 
   return {
     // A disposed app leaves no bundling behind it (esbuild's service process would keep the process alive).
@@ -209,6 +352,31 @@ export function useWebPages(options: WebPagesOptions = {}): Plugin {
             },
           }),
         );
+      }
+
+      if (!graphiql && (page === "directory" || page === "profile")) {
+        const done = await rendered(request, url, page, bundle).catch((error) => {
+          log({ time: new Date().toISOString(), level: "error", msg: "page rendering failed", error: String(error) });
+          return null;
+        });
+        if (done) {
+          const { body, encoding } = await compressed(request, done.text);
+          return endResponse(
+            respond(request, body, {
+              status: done.status,
+              headers: {
+                ...COMMON_HEADERS,
+                "Content-Type": "text/html; charset=utf-8",
+                // Rendered for this request's viewer from live data: never kept by a shared cache.
+                "Cache-Control": "private, no-cache",
+                Vary: "Accept-Encoding, Authorization, Cookie",
+                "Content-Security-Policy": pageCsp,
+                "Cross-Origin-Opener-Policy": "same-origin",
+                ...(encoding ? { "Content-Encoding": encoding } : {}),
+              },
+            }),
+          );
+        }
       }
 
       const shell = graphiql

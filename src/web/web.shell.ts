@@ -1,18 +1,21 @@
 /**
  * The HTML shell of each page: the same header, navigation and footer everywhere, the page's
  * stylesheet and module script, and a visible "Loading…" until the script takes over (so a slow
- * script is never a blank page). No user data is ever written into a shell: pages fetch it.
+ * script is never a blank page). No user data is ever written into a shell: the directory and the
+ * profile are rendered with their data by render/, the other pages fetch it.
  */
+import { type NavKey, renderDocument } from "./render/document.ts";
+import { html } from "./render/html.ts";
 import type { Bundle, PageName } from "./web.bundle.ts";
 
 interface PageInfo {
   title: string;
   description: string;
   /** The navigation entry marked as current. */
-  nav: "directory" | "intake" | "reviews" | "webhooks" | "apikeys" | "mirror" | null;
+  nav: NavKey;
 }
 
-const PAGE_INFO: Record<PageName, PageInfo> = {
+export const PAGE_INFO: Record<PageName, PageInfo> = {
   directory: {
     title: "Agent directory",
     description: "Search the AI agents of the registry by name, label, type and trust tier.",
@@ -50,55 +53,18 @@ const PAGE_INFO: Record<PageName, PageInfo> = {
   },
 };
 
-export const SITE_NAME = "Agent Registry";
-
-/** The shell of a page. */
+/** The shell of a page: its script draws everything from the API (the pages the server does not render). */
 export function renderShell(page: PageName, bundle: Bundle, options: { graphiql: boolean; signIn?: boolean }): string {
   const info = PAGE_INFO[page];
-  const script = bundle.scripts[page];
-  const link = (href: string, label: string, key: PageInfo["nav"]) =>
-    `<li><a href="${href}"${info.nav === key ? ' aria-current="page"' : ""}>${label}</a></li>`;
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="description" content="${info.description}">
-<meta name="color-scheme" content="light dark">
-<title>${info.title} · ${SITE_NAME}</title>
-<link rel="icon" href="${bundle.icon}" type="image/svg+xml">
-<link rel="stylesheet" href="${bundle.stylesheet}">
-${script.imports.map((src) => `<link rel="modulepreload" href="${src}">`).join("\n")}
-<script type="module" src="${script.entry}"></script>
-</head>
-<body>
-<a class="skip-link" href="#main">Skip to content</a>
-<header class="site-header">
-<div class="wrap header-row">
-<a class="brand" href="/"><img src="${bundle.icon}" alt="" width="28" height="28"> ${SITE_NAME}</a>
-<nav aria-label="Main"><ul class="nav">
-${link("/", "Directory", "directory")}
-${link("/intake", "Submit an agent", "intake")}
-${link("/reviews", "Reviews", "reviews")}
-${link("/webhooks", "Webhooks", "webhooks")}
-${link("/admin/api-keys", "API keys", "apikeys")}
-${link("/admin/mirror-sources", "Mirrors", "mirror")}
-</ul></nav>
-${options.signIn ? '<div class="account" id="account"></div>' : ""}
-</div>
-</header>
-<main id="main" class="wrap" tabindex="-1" data-page="${page}">
-<p class="page-loading" role="status"><span class="spinner" aria-hidden="true"></span> Loading…</p>
-<noscript><p class="notice error">This page needs JavaScript. Everything it shows is also available as JSON under <a href="/api/v1">/api/v1</a>.</p></noscript>
-</main>
-<footer class="site-footer">
-<div class="wrap">
-<p>REST API: <a href="/api/v1">/api/v1</a> · OpenAPI: <a href="/openapi.yaml">/openapi.yaml</a>${
-    options.graphiql ? ' · GraphQL: <a href="/graphql">GraphiQL</a>' : ""
-  }</p>
-</div>
-</footer>
-</body>
-</html>
-`;
+  return renderDocument({
+    page,
+    title: info.title,
+    description: info.description,
+    nav: info.nav,
+    bundle,
+    graphiql: options.graphiql,
+    signIn: options.signIn ?? false,
+    body: html`<p class="page-loading" role="status"><span class="spinner" aria-hidden="true"></span> Loading…</p>
+<noscript><p class="notice error">This page needs JavaScript. Everything it shows is also available as JSON under <a href="/api/v1">/api/v1</a>.</p></noscript>`,
+  });
 }

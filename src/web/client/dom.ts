@@ -56,3 +56,13 @@ export function mainElement(): HTMLElement {
   main.replaceChildren();
   return main;
 }
+
+/**
+ * The page's main element as the server sent it, kept: for the pages the server renders, whose
+ * scripts take over its elements instead of drawing them again.
+ */
+export function adoptMain(): HTMLElement {
+  const main = document.getElementById("main");
+  if (!main) throw new Error("no #main element");
+  return main;
+}

@@ -2,37 +2,13 @@
  * Pieces every page uses: the progress/status line, error boxes with a retry, badges, dates,
  * human labels for enumeration values, and a debounce.
  */
+
+import { humanize, STAGE_TONE, TIER_TONE } from "../render/words.ts";
 import { ApiError } from "./api.ts";
 import { type Child, h, replace, uid } from "./dom.ts";
 import type { ReviewStage, TrustTier } from "./types.ts";
 
-/** Values whose words are names or acronyms, not plain words. */
-const SPELLED: Record<string, string> = {
-  A2A: "A2A",
-  MCP: "MCP",
-  HTTP: "HTTP",
-  HTTP_JSON: "HTTP JSON",
-  OPENAI_COMPATIBLE: "OpenAI-compatible",
-  API_KEY: "API key",
-  OAUTH2: "OAuth 2",
-  MTLS: "mTLS",
-  NPM: "npm",
-  PYPI: "PyPI",
-  OCI: "OCI",
-  NUGET: "NuGet",
-  MCPB: "MCPB",
-  STDIO: "stdio",
-  STREAMABLE_HTTP: "Streamable HTTP",
-  SSE: "SSE",
-};
-
-/** `TOOL_SERVER` → `Tool server`. */
-export function humanize(value: string): string {
-  const spelled = SPELLED[value];
-  if (spelled) return spelled;
-  const words = value.toLowerCase().replace(/_/g, " ");
-  return words.charAt(0).toUpperCase() + words.slice(1);
-}
+export { humanize };
 
 /** `<option>`s for an enumeration, with an optional first "any" entry of value "". */
 export function options(
@@ -89,16 +65,6 @@ export function badge(text: string, tone = "neutral", title?: string): HTMLEleme
   return h("span", { class: `badge badge-${tone}`, title: title ?? null }, text);
 }
 
-const STAGE_TONE: Record<ReviewStage, string> = {
-  APPROVED: "good",
-  SUBMITTED: "info",
-  IN_REVIEW: "info",
-  CHANGES_REQUESTED: "warn",
-  REJECTED: "bad",
-  SUSPENDED: "bad",
-};
-const TIER_TONE: Partial<Record<TrustTier, string>> = { OFFICIAL: "strong", TRUSTED: "good", VERIFIED: "good" };
-
 export const stageBadge = (stage: ReviewStage) =>
   badge(humanize(stage), STAGE_TONE[stage] ?? "neutral", "Review stage");
 export const tierBadge = (tier: TrustTier) => badge(humanize(tier), TIER_TONE[tier] ?? "neutral", "Trust tier");
@@ -107,8 +73,12 @@ export const tierBadge = (tier: TrustTier) => badge(humanize(tier), TIER_TONE[ti
 export class Status {
   readonly element: HTMLElement;
   private timer: ReturnType<typeof setTimeout> | undefined;
-  constructor(className = "status") {
-    this.element = h("div", { class: className, role: "status", "aria-live": "polite" });
+  constructor(className = "status", element?: HTMLElement) {
+    this.element = element ?? h("div", { class: className, role: "status", "aria-live": "polite" });
+  }
+  /** The status line the server drew, taken over. */
+  static adopt(element: HTMLElement): Status {
+    return new Status(element.className, element);
   }
   /** Shows progress (after a short delay, so fast answers don't flicker). */
   loading(text = "Loading…", delayMs = 120): void {

@@ -5,33 +5,13 @@
  * A reviewer signed in on this tab (see /reviews) sees every agent; everyone else the public,
  * approved ones (API.md §2).
  */
-import { ApiError, isAbort, query, readAsViewer } from "../client/api.ts";
-import { h, mainElement, replace } from "../client/dom.ts";
-import {
-  AGENT_TYPES,
-  PACKAGE_REGISTRIES,
-  PACKAGE_TRANSPORTS,
-  REVIEW_STAGES,
-  TRUST_TIERS,
-  VISIBILITIES,
-} from "../client/enums.ts";
-import { HEALTH_CHOICES, healthBadge, healthChoiceWords, healthStatesOf } from "../client/health.ts";
+import { ApiError, isAbort, query, readAsViewer, reviewerToken } from "../client/api.ts";
+import { adoptMain, h, replace } from "../client/dom.ts";
+import { healthBadge } from "../client/health.ts";
 import { lifecycleBadge, lifecycleNotice } from "../client/lifecycle.ts";
 import { mountAccount } from "../client/session.ts";
 import type { ProviderPage, ProviderSummary, Query } from "../client/types.ts";
-import {
-  badge,
-  debounce,
-  errorBox,
-  field,
-  humanize,
-  options,
-  Status,
-  splitList,
-  stageBadge,
-  tierBadge,
-  time,
-} from "../client/ui.ts";
+import { badge, debounce, errorBox, humanize, Status, splitList, stageBadge, tierBadge, time } from "../client/ui.ts";
 
 const PAGE_SIZE = 20;
 /** The filters: query parameters of GET /api/v1/providers, by the same names. */
@@ -49,50 +29,23 @@ const FILTERS = [
 ] as const satisfies readonly (keyof Query<"/api/v1/providers">)[];
 type Filter = (typeof FILTERS)[number];
 
-const main = mainElement();
+const main = adoptMain();
 void mountAccount();
-const params = new URLSearchParams(location.search);
-const initial = (name: Filter) => params.get(name) ?? "";
 
-const search = h("input", {
-  type: "search",
-  name: "search",
-  maxlength: 200,
-  autocomplete: "off",
-  spellcheck: false,
-  placeholder: "Name, code, summary, label or package",
-  value: initial("search"),
-});
-const select = (name: Filter, values: readonly string[], any: string) =>
-  h("select", { name }, options(values, initial(name) || null, any));
-const agentType = select("agentType", AGENT_TYPES, "Any type");
-const visibility = select("visibility", VISIBILITIES, "Any visibility");
-const trustTier = select("trustTier", TRUST_TIERS, "Any tier");
-const reviewStage = select("reviewStage", REVIEW_STAGES, "Any stage");
-const packageRegistry = select("packageRegistry", PACKAGE_REGISTRIES, "Any registry");
-const transport = select("transport", PACKAGE_TRANSPORTS, "Any transport");
-// A choice per group or state; a combination the address holds that no choice offers gets its own.
-const healthAsked = healthStatesOf(initial("health")).join(",");
-const health = h(
-  "select",
-  { name: "health" },
-  h("option", { value: "", selected: !healthAsked }, "Any health"),
-  HEALTH_CHOICES.map((c) => h("option", { value: c.value, selected: c.value === healthAsked }, c.words)),
-  healthAsked && !HEALTH_CHOICES.some((c) => c.value === healthAsked)
-    ? h("option", { value: healthAsked, selected: true }, healthChoiceWords(healthStatesOf(healthAsked)))
-    : null,
-);
-const labels = h("input", {
-  type: "text",
-  name: "labels",
-  autocomplete: "off",
-  spellcheck: false,
-  placeholder: "e.g. maps, routing",
-  value: initial("labels"),
-});
-// Retired agents are hidden unless asked for (`?includeRetired=true`, kept in the address).
-const includeRetired = h("input", { type: "checkbox", name: "includeRetired", value: "true" });
-includeRetired.checked = initial("includeRetired") === "true";
+// The server sent the form filled from the address and, usually, the first page of agents: the
+// script takes them over as they are (nothing is drawn again, so nothing moves).
+const form = main.querySelector<HTMLFormElement>("form.filters") as HTMLFormElement;
+const control = <T extends HTMLInputElement | HTMLSelectElement>(name: string) => form.elements.namedItem(name) as T;
+const search = control<HTMLInputElement>("search");
+const agentType = control<HTMLSelectElement>("agentType");
+const visibility = control<HTMLSelectElement>("visibility");
+const trustTier = control<HTMLSelectElement>("trustTier");
+const reviewStage = control<HTMLSelectElement>("reviewStage");
+const packageRegistry = control<HTMLSelectElement>("packageRegistry");
+const transport = control<HTMLSelectElement>("transport");
+const health = control<HTMLSelectElement>("health");
+const labels = control<HTMLInputElement>("labels");
+const includeRetired = control<HTMLInputElement>("includeRetired");
 const controls: Record<Exclude<Filter, "includeRetired">, HTMLInputElement | HTMLSelectElement> = {
   search,
   agentType,
@@ -105,58 +58,24 @@ const controls: Record<Exclude<Filter, "includeRetired">, HTMLInputElement | HTM
   health,
 };
 
-const status = new Status();
-const scope = h("p", { class: "hint scope" });
-const results = h("div", { class: "results" });
-const previous = h("button", { type: "button", class: "button secondary", disabled: true }, "← Previous");
-const next = h("button", { type: "button", class: "button secondary", disabled: true }, "Next →");
-const pageLabel = h("span", { class: "page-number" });
-const pager = h("nav", { class: "pager", "aria-label": "Result pages", hidden: true }, previous, pageLabel, next);
+const status = Status.adopt(main.querySelector<HTMLElement>(".status") as HTMLElement);
+const scope = main.querySelector<HTMLElement>(".scope") as HTMLElement;
+const results = main.querySelector<HTMLElement>(".results") as HTMLElement;
+const pager = main.querySelector<HTMLElement>(".pager") as HTMLElement;
+const [previous, next] = [...pager.querySelectorAll("button")] as [HTMLButtonElement, HTMLButtonElement];
+const pageLabel = pager.querySelector<HTMLElement>(".page-number") as HTMLElement;
 
-const form = h(
-  "form",
-  { class: "filters", role: "search", "aria-label": "Search agents", onsubmit: (e: Event) => e.preventDefault() },
-  h("div", { class: "search-row" }, field("Search", search)),
-  h(
-    "div",
-    { class: "filter-grid" },
-    field("Agent type", agentType),
-    field("Trust tier", trustTier),
-    field("Review stage", reviewStage),
-    field("Visibility", visibility),
-    field("Labels", labels, "Comma-separated; agents must carry all of them."),
-    field("Package registry", packageRegistry, "MCP servers shipping a package from it."),
-    field("Transport", transport, "With a registry: one package from it over this transport."),
-    field("Health", health, "As the registry last found the endpoint; agents it does not probe are left out."),
-    h("label", { class: "check" }, includeRetired, " Include retired agents"),
-  ),
-  h(
-    "div",
-    { class: "actions" },
-    h("button", { type: "button", class: "button secondary", onclick: () => clearFilters() }, "Clear filters"),
-  ),
-);
-
-replace(
-  main,
-  h(
-    "div",
-    { class: "page-head" },
-    h("h1", null, "Agent directory"),
-    h(
-      "p",
-      { class: "lede" },
-      "Find AI agents by what they do. Agents are listed once a reviewer has approved them. ",
-      h("a", { href: "/intake" }, "Submit your agent"),
-      ".",
-    ),
-  ),
-  form,
-  scope,
-  status.element,
-  results,
-  pager,
-);
+form.addEventListener("submit", (e) => {
+  e.preventDefault();
+  restart();
+});
+// Buttons the server drew carry what they do as data (a card's label, "Clear filters").
+main.addEventListener("click", (e) => {
+  const button = (e.target as Element).closest<HTMLButtonElement>("button[data-label], button[data-action=clear]");
+  if (!button) return;
+  if (button.dataset.label) addLabel(button.dataset.label);
+  else clearFilters();
+});
 
 /** Cursors of the pages seen so far: `cursors[i]` loads page i + 1. */
 let cursors: (string | null)[] = [null];
@@ -224,7 +143,7 @@ function card(item: ProviderSummary): HTMLElement {
                     type: "button",
                     class: "label",
                     title: `Show agents labelled ${label}`,
-                    onclick: () => addLabel(label),
+                    "data-label": label,
                   },
                   label,
                 ),
@@ -260,7 +179,7 @@ function emptyState(values: Record<Filter, string>): HTMLElement {
       "p",
       null,
       filtered
-        ? h("button", { type: "button", class: "button secondary", onclick: () => clearFilters() }, "Clear filters")
+        ? h("button", { type: "button", class: "button secondary", "data-action": "clear" }, "Clear filters")
         : null,
       " ",
       h("a", { class: "button", href: "/intake" }, "Submit an agent"),
@@ -355,4 +274,11 @@ next.addEventListener("click", () => {
   void load().then(() => results.scrollIntoView({ block: "start" }));
 });
 
-void load();
+// The server's first page stands unless a reviewer signed in on this tab sees more, or the server
+// could not list the agents.
+if (results.dataset.loaded === "true" && !reviewerToken()) {
+  const nextCursor = results.dataset.nextCursor ?? null;
+  if (nextCursor) cursors.push(nextCursor);
+} else {
+  void load();
+}

@@ -17,7 +17,7 @@ import {
   setOwnerToken,
 } from "../client/api.ts";
 import { type Change, type PatchStep, patchChanges, patchSteps } from "../client/diff.ts";
-import { type Child, h, mainElement, replace, uid } from "../client/dom.ts";
+import { adoptMain, type Child, h, replace, uid } from "../client/dom.ts";
 import { changedFields, kindWords } from "../client/events.ts";
 import { HEALTH, healthBadge, uptimeWords } from "../client/health.ts";
 import { lifecycleBadge, lifecycleNotice } from "../client/lifecycle.ts";
@@ -50,8 +50,11 @@ import {
   timeAgo,
   tokenForm,
 } from "../client/ui.ts";
+import { type ConnectBlock, connectBlocks } from "../render/connect.ts";
+import { renderMarkdown } from "../render/markdown.ts";
+import { notProbed } from "../render/words.ts";
 
-const main = mainElement();
+const main = adoptMain();
 void mountAccount();
 const codeFromPath = (() => {
   try {
@@ -83,6 +86,71 @@ function facts(rows: [string, Child][]): HTMLElement {
     rows.flatMap(([term, value]) => [h("dt", null, term), h("dd", null, value ?? "—")]),
   );
 }
+
+/**
+ * A description rendered from Markdown by the module the server renders it with: raw HTML off and
+ * links checked there, so its output is safe to insert as HTML.
+ */
+function markdown(text: string): HTMLElement {
+  const element = h("div", { class: "description markdown" });
+  element.innerHTML = renderMarkdown(text);
+  return element;
+}
+
+/** One block of the Connect panel, as the server draws it (render/profile.ts). */
+function connectBlock(b: ConnectBlock): HTMLElement {
+  return h(
+    "div",
+    { class: "snippet", "data-language": b.language },
+    h(
+      "div",
+      { class: "snippet-head" },
+      h("h3", { id: `${b.id}-title` }, b.title),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "button secondary small copy",
+          "data-copy": b.id,
+          "aria-describedby": `${b.id}-title`,
+        },
+        "Copy",
+      ),
+    ),
+    h("p", { class: "hint" }, b.hint),
+    h("pre", { id: b.id, tabindex: 0, "aria-labelledby": `${b.id}-title` }, h("code", null, b.text)),
+  );
+}
+
+/**
+ * The copy buttons, the server's and the script's alike: the clipboard API, else a selection and
+ * the older copy command (an insecure origin has no clipboard API); the button says what happened.
+ */
+async function copy(button: HTMLButtonElement): Promise<void> {
+  const source = document.getElementById(button.dataset.copy ?? "");
+  if (!source) return;
+  const text = source.textContent ?? "";
+  let copied = false;
+  try {
+    await navigator.clipboard.writeText(text);
+    copied = true;
+  } catch {
+    const range = document.createRange();
+    range.selectNodeContents(source);
+    const selection = getSelection();
+    selection?.removeAllRanges();
+    selection?.addRange(range);
+    copied = document.execCommand("copy");
+  }
+  button.textContent = copied ? "Copied" : "Press Ctrl+C to copy";
+  setTimeout(() => {
+    button.textContent = "Copy";
+  }, 2000);
+}
+main.addEventListener("click", (e) => {
+  const button = (e.target as Element).closest<HTMLButtonElement>("button[data-copy]");
+  if (button) void copy(button);
+});
 
 /** The facts that have a value: a profile that states none of them does not show their terms. */
 function optionalFacts(rows: [string, Child][]): [string, Child][] {
@@ -138,7 +206,7 @@ function table(caption: string, head: string[], rows: Child[][]): HTMLElement {
     { class: "table-wrap", tabindex: 0, role: "region", "aria-label": `${caption} (table)` },
     h(
       "table",
-      null,
+      { class: "reflow" },
       h("caption", { class: "visually-hidden" }, caption),
       h(
         "thead",
@@ -156,7 +224,7 @@ function table(caption: string, head: string[], rows: Child[][]): HTMLElement {
           h(
             "tr",
             null,
-            r.map((c) => h("td", null, c)),
+            r.map((c, i) => h("td", { "data-label": head[i] ?? "" }, c)),
           ),
         ),
       ),
@@ -193,6 +261,19 @@ function render(p: Provider, viewer: Viewer): HTMLElement[] {
   setTitle(p.name);
   // The state in the heading too, kept in step with the Health section's "Check now".
   const headHealth = h("span", { class: "health-slot" }, p.health ? healthBadge(p.health.state) : null);
+  const headUptime = p.health
+    ? h(
+        "p",
+        { class: "head-health" },
+        headHealth,
+        " ",
+        h(
+          "span",
+          { class: "uptime-brief" },
+          `${uptimeWords(p.health.uptime7d)} uptime over 7 days · ${uptimeWords(p.health.uptime30d)} over 30 days`,
+        ),
+      )
+    : null;
   // Shown to reviewers and the owner only: null (or absent) for everyone else.
   const contactEmail = p.contactEmail ?? null;
   const tokenList = p.tokens ?? null;
@@ -208,15 +289,7 @@ function render(p: Provider, viewer: Viewer): HTMLElement[] {
     ),
     h("h1", null, p.name),
     h("p", { class: "code" }, p.providerCode),
-    // An A2A card names where the agent answers: one that ships only as packages has none.
-    p.endpoint
-      ? h(
-          "p",
-          { class: "profile-links" },
-          h("a", { href: `/api/v1/providers/${encoded}/agent-card.json`, type: "application/json" }, "Agent card"),
-          " (A2A v1.0, JSON)",
-        )
-      : null,
+    headUptime,
     h("p", { class: "lede" }, p.summary),
     lifecycleNotice(p),
     p.predecessors?.length
@@ -235,7 +308,8 @@ function render(p: Provider, viewer: Viewer): HTMLElement[] {
       "p",
       { class: "badges" },
       badge(humanize(p.agentType), "neutral", "Agent type"),
-      headHealth,
+      // Without health the slot waits in the badges, for a check made from this page.
+      p.health ? null : headHealth,
       tierBadge(p.trustTier),
       lifecycleBadge(p),
       stageBadge(p.reviewStage),
@@ -260,7 +334,9 @@ function render(p: Provider, viewer: Viewer): HTMLElement[] {
         : null,
   );
 
+  const blocks = connectBlocks(p, location.origin);
   const sections: [string, string][] = [
+    ...(blocks.length ? ([["connect", "Connect"]] as [string, string][]) : []),
     ["about", "About"],
     ["endpoint", "Endpoint"],
     ["health", "Health"],
@@ -289,7 +365,7 @@ function render(p: Provider, viewer: Viewer): HTMLElement[] {
   const about = section(
     "about",
     "About",
-    p.description ? h("div", { class: "description" }, p.description) : none("No description."),
+    p.description ? markdown(p.description) : none("No description."),
     facts([
       ["Home page", external(p.homepageUrl) ?? "—"],
       ...optionalFacts([
@@ -518,8 +594,22 @@ function render(p: Provider, viewer: Viewer): HTMLElement[] {
       : none("No events yet."),
   );
 
+  const connect = blocks.length
+    ? section(
+        "connect",
+        "Connect",
+        h(
+          "p",
+          { class: "hint" },
+          "Ready to paste: configuration for your client, with each value you supply named, never filled in.",
+        ),
+        h("div", { class: "snippets" }, blocks.map(connectBlock)),
+      )
+    : null;
+
   return [
     head,
+    connect,
     toc,
     about,
     endpoint,
@@ -546,22 +636,6 @@ interface Viewer {
   token: string | null;
   asOwner: boolean;
   asReviewer: boolean;
-}
-
-/** Why an agent without health is not probed, from its profile: the prober's own rules, in words. */
-function notProbed(p: Provider): string {
-  if (p.lifecycle === "RETIRED") return "Not probed: the agent is retired.";
-  if (!p.endpoint) return "Not probed: the agent has no endpoint; it ships as packages that a client starts itself.";
-  const { protocol, url, healthUrl } = p.endpoint;
-  const probed = protocol === "MCP" || protocol === "A2A";
-  if (probed && /[{}]/.test(url)) {
-    return "Not probed: the endpoint's URL holds values each client fills in, so there is no one address to check.";
-  }
-  if (!probed && !healthUrl) {
-    const which = protocol === "OTHER" ? "another protocol" : `an ${humanize(protocol)} endpoint`;
-    return `Not probed: the registry speaks MCP and A2A itself; for ${which} it checks the health-check URL, and this profile states none.`;
-  }
-  return "Not checked yet: the registry checks every endpoint it can every few minutes.";
 }
 
 const numberFormat = new Intl.NumberFormat();
@@ -1169,4 +1243,24 @@ async function load(said?: string): Promise<void> {
   }
 }
 
-void load();
+/**
+ * What the server sent, taken over: for a reader without a token of this tab, the profile stays as
+ * drawn and only the parts that act are added (the owner's sign-in, the sections read after it);
+ * the page of an agent not found gets its sign-in. Anything else (a token the server never saw, a
+ * page the server could not render) is read and drawn here.
+ */
+function adopt(): boolean {
+  const ssr = main.dataset.ssr;
+  if (!ssr || ownerToken(codeFromPath) || reviewerToken()) return false;
+  if (ssr === "profile" && main.querySelector(".profile")?.querySelector("#tokens")) return false;
+  for (const slot of main.querySelectorAll('[data-slot="owner-signin"]')) slot.replaceWith(ownerSignIn());
+  if (ssr === "profile") {
+    // The same heading and hint as the server's, then the list as it arrives: nothing above moves.
+    main.querySelector("#changes")?.replaceWith(changesSection());
+    main.querySelector("#versions")?.replaceWith(versionsSection());
+  }
+  main.append(announcer.element);
+  return true;
+}
+
+if (!adopt()) void load();
