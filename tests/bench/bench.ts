@@ -2,7 +2,7 @@
  * The benchmark: the service's reads and writes side by side with the bare limit of one
  * Node process on the same database, in one run, interleaved.
  *
- *   npm run bench -- [--sizes 1000,100000,1000000] [--ops detail,list,search,card,patch,intake,queue]
+ *   npm run bench -- [--sizes 1000,100000,1000000] [--ops detail,list,search,facets,card,patch,intake,queue]
  *                    [--targets bare,rest,graphql,rest-nocache,graphql-nocache,postgraphile]
  *                    [--dialects sqlite,postgresql] [--pg-url postgresql://postgres@127.0.0.1:5432/postgres]
  *                    [--duration 3] [--warmup 5] [--runs 3] [--rate 100] [--connections 32]
@@ -95,7 +95,19 @@ const DIALECTS = ["sqlite", "postgresql"] as const;
 type Dialect = (typeof DIALECTS)[number];
 /** Targets that run on one dialect only: the bare baseline is better-sqlite3, the peer PostgreSQL's. */
 const ONLY_ON: Partial<Record<TargetName, Dialect>> = { bare: "sqlite", postgraphile: "postgresql" };
-const OPS = ["detail", "list", "search", "card", "patch", "intake", "queue", "feed", "webhooks", "mirror"] as const;
+const OPS = [
+  "detail",
+  "list",
+  "search",
+  "facets",
+  "card",
+  "patch",
+  "intake",
+  "queue",
+  "feed",
+  "webhooks",
+  "mirror",
+] as const;
 type OpName = (typeof OPS)[number];
 /** Operations measured by a scenario of their own, not by autocannon. */
 const SCENARIOS: readonly OpName[] = ["feed", "webhooks", "mirror"];
@@ -107,8 +119,8 @@ const SERVES: Record<TargetName, readonly OpName[]> = {
   bare: ["detail", "list", "search"],
   rest: OPS,
   graphql: OPS,
-  "rest-nocache": ["detail", "list", "search", "card"],
-  "graphql-nocache": ["detail", "list", "search", "card"],
+  "rest-nocache": ["detail", "list", "search", "facets", "card"],
+  "graphql-nocache": ["detail", "list", "search", "facets", "card"],
   "rest-before": ["detail", "list", "search", "card", "patch", "intake"],
   "graphql-before": ["detail", "list", "search", "card", "patch", "intake"],
   postgraphile: ["detail", "list"],
@@ -475,6 +487,14 @@ function requestOf(target: TargetName, op: OpName, f: Fixture): Request {
         : graphql(
             `query ($t: AgentType, $tier: TrustTier, $l: [String!], $n: Int) { providers(agentType: $t, trustTier: $tier, labels: $l, limit: $n) { ${SUMMARY_FIELDS} } }`,
             { t: filter.agentType, tier: filter.trustTier, l: filter.labels, n: 20 },
+          );
+    case "facets":
+      // The directory's first page: every facet of the whole public directory, the widest count there is.
+      return rest
+        ? { method: "GET", path: "/api/v1/providers/facets" }
+        : graphql(
+            `{ providerFacets { total facets { ${["agentType", "protocol", "transport", "packageRegistry", "trustTier", "health", "publisherVerified", "lifecycle", "visibility", "reviewStage", "labels"].map((f) => `${f} { value count }`).join(" ")} } } }`,
+            {},
           );
     case "search":
       return rest
@@ -983,6 +1003,7 @@ function postgresGoals(rows: Row[], options: Options): Goal[] {
     }
   }
   const largest = options.sizes[options.sizes.length - 1] as number;
+  out.push(...facetsGoals(rows, largest));
   for (const target of ["rest-nocache", "graphql-nocache"] as const) {
     const row = get(largest, target, "search");
     if (row)
@@ -995,6 +1016,16 @@ function postgresGoals(rows: Row[], options: Options): Goal[] {
       });
   }
   return out;
+}
+
+/** The facets' latency at the largest size, on either dialect: every service target that served them. */
+function facetsGoals(rows: Row[], largest: number): Goal[] {
+  return (["rest-nocache", "graphql-nocache", "rest", "graphql"] as const).flatMap((target) => {
+    const row = rows.find((r) => r.size === largest && r.target === target && r.op === "facets");
+    return row
+      ? [{ target: `facets p99 (${target})`, size: largest, value: row.p99Ms, goal: "< 100 ms", met: row.p99Ms < 100 }]
+      : [];
+  });
 }
 
 /** On SQLite: against the bare baseline, GraphQL against REST, latency, writes and the feed. */
@@ -1033,6 +1064,7 @@ function sqliteGoals(rows: Row[], options: Options, feedRuns: FeedSample[]): Goa
       }
     }
   }
+  out.push(...facetsGoals(rows, largest));
   for (const op of ["list", "search"] as const) {
     for (const target of ["rest-nocache", "graphql-nocache", "rest", "graphql"] as const) {
       const row = get(largest, target, op);
