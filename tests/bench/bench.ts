@@ -843,6 +843,9 @@ async function main() {
         await new Promise((resolve) => setTimeout(resolve, 500));
         const fixed = await fixedRate(url, request, options.duration, options.rate);
         cell.runs.push({ saturation, fixed });
+        // A cell slower than the rate leaves requests queued in the server (uncached facets at 100,000
+        // agents): /ready reads the database after them, so the next cell starts on an idle server.
+        await fetch(`${url}/ready`).then((r) => r.text());
         log(
           `bench: run ${run + 1} ${cell.dialect} ${cell.size} ${cell.target} ${cell.op}: ${Math.round(saturation.rps)} req/s (server CPU ${Math.round(100 * (saturation.serverCpu ?? 0))}%, ${Math.round(saturation.cpuUs)} µs/req${saturation.pgCpuUs === undefined ? "" : `, PostgreSQL ${Math.round(saturation.pgCpuUs)} µs/req`}); at ${options.rate}/s p50 ${r2(fixed.p50)} ms, p99 ${r2(fixed.p99)} ms${saturation.failures + fixed.failures ? `, ${saturation.failures + fixed.failures} failures` : ""}`,
         );
