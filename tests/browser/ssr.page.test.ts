@@ -3,13 +3,13 @@
  * description and Open Graph tags, a 404 page for an unknown agent), XSS payloads inert, the
  * Connect panel's copy button, no layout shift while the script takes over (measured in the page
  * with a PerformanceObserver), and a profile's tables reflowing at phone width without breaking a
- * word. It takes about 10-12 s on a busy machine: most of it is the page bundle's first build and
- * Chromium's start, which every browser file pays once.
+ * word. It takes 10-20 s on a busy machine: most of it is the page bundle's first build and Chromium's
+ * start, which every browser file pays once.
  */
 import { afterAll, beforeAll, describe, expect, jest, test } from "@jest/globals";
 import type { Browser, Page } from "playwright-core";
 import { uniqueCode } from "../builders.ts";
-import { approve, intake } from "../helpers.ts";
+import { approve, intake, reviewerToken } from "../helpers.ts";
 import {
   DESKTOP,
   expectClean,
@@ -129,7 +129,7 @@ describe("with JavaScript off", () => {
 });
 
 describe("with JavaScript on", () => {
-  test("XSS payloads in the text fields stay text, on the directory and the profile", async () => {
+  test("XSS payloads in the text fields stay text, on the directory and the profile, drawn by the server or the script", async () => {
     const label = `xss-${uniqueCode().slice(-6)}`;
     const p = await richAgent({
       name: `Files ${XSS}`.slice(0, 120),
@@ -139,7 +139,7 @@ describe("with JavaScript on", () => {
       capabilities: [
         { key: "cap", name: XSS.slice(0, 60), description: XSS, tags: [], inputModes: [], outputModes: [] },
       ],
-      tools: [{ name: "read_file_contents", kind: "MCP", description: XSS, scopes: [] }],
+      tools: [{ name: XSS.slice(0, 120), kind: "MCP", description: XSS, scopes: [] }],
     });
     const { context, watch } = await openContext(browser, server.url);
     const page = await context.newPage();
@@ -153,6 +153,22 @@ describe("with JavaScript on", () => {
     expect(await page.getByRole("heading", { level: 1 }).textContent()).toContain("<script>");
     await context.close();
     expectClean(watch);
+
+    // A reviewer's tab draws the profile itself (the server never saw the tab's token): as inert.
+    const reviewer = await openContext(browser, server.url);
+    const token = await reviewerToken();
+    await reviewer.context.addInitScript((t) => {
+      if (location.protocol === "http:") sessionStorage.setItem("agent-registry.reviewer-token", t);
+    }, token);
+    const drawn = await reviewer.context.newPage();
+    await drawn.goto(`/providers/${p.providerCode}`);
+    await drawn.getByText("You are signed in as a reviewer").waitFor(WAIT);
+    expect(await drawn.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+    expect(await drawn.locator("main img, main script, main svg[onload]").count()).toBe(0);
+    expect(await drawn.locator('main a[href^="javascript:"]').count()).toBe(0);
+    expect(await drawn.locator(".description.markdown").textContent()).toContain("<script>");
+    await reviewer.context.close();
+    expectClean(reviewer.watch);
   });
 
   test("the directory and a profile do not move while their scripts take over; Connect's copy button copies", async () => {

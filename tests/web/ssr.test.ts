@@ -68,7 +68,7 @@ describe("server-rendered pages", () => {
     expect(text.indexOf('id="connect"')).toBeLessThan(text.indexOf('id="about"'));
   });
 
-  test("an unknown agent, and one waiting for review, are a 404 page; a reviewer's credential sees the latter", async () => {
+  test("an unknown agent, and one waiting for review, are a 404 page; the agent's own token sees the latter", async () => {
     const missing = await page("/providers/no-such-agent-ssr");
     expect(missing.response.status).toBe(404);
     expect(missing.text).toContain("<h1>Agent not found</h1>");
@@ -91,7 +91,8 @@ describe("server-rendered pages", () => {
       summary: `Summary ${XSS.img}`,
       description: `${XSS.attr}\n\n[click](javascript:alert(1)) ${XSS.script}`,
       labels: [label],
-      tools: [{ name: "tool-x", kind: "MCP", description: XSS.img, scopes: [] }],
+      tools: [{ name: XSS.script, kind: "MCP", description: XSS.img, scopes: [] }],
+      policy: { humanOversight: "ALWAYS", allowedUseCases: [XSS.attr], prohibitedUseCases: [XSS.script] },
       capabilities: [
         { key: "cap", name: XSS.script, description: XSS.attr, tags: [], inputModes: [], outputModes: [] },
       ],
@@ -106,5 +107,13 @@ describe("server-rendered pages", () => {
     const directory = await page(`/?labels=${label}`);
     expect(directory.text).toContain("Agent &lt;script&gt;alert(1)&lt;/script&gt;");
     expect(injected(directory.text)).toEqual([]);
+
+    // What the address carries is written back into the form: as text too.
+    const asked = await page(`/?search=${encodeURIComponent(XSS.attr)}&labels=${encodeURIComponent(XSS.script)}`);
+    expect(asked.response.status).toBe(200);
+    expect(injected(asked.text)).toEqual([]);
+    expect(asked.text).toContain('value="&quot;&gt;&lt;svg onload=alert(1)&gt;"');
+    // Labels cannot carry markup at all: the API refuses them.
+    await expect(intake({ labels: [XSS.script] })).rejects.toThrow(/intake failed: 400/);
   });
 });
