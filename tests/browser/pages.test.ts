@@ -83,8 +83,15 @@ async function signIn(page: Page, token: string): Promise<void> {
   await page.getByText("Signed in as").waitFor(WAIT);
 }
 
-/** The queue item of a review, on the dashboard. */
-const reviewItem = (page: Page, reviewCode: string) => page.locator(`article[data-review="${reviewCode}"]`);
+/** The queue item of a review, on the dashboard: its row of the table and, opened, its actions. */
+const reviewItem = (page: Page, reviewCode: string) => page.locator(`tbody[data-review="${reviewCode}"]`);
+
+/** Opens a review of the queue (its row's button), unless it is open already. */
+async function actOn(item: Locator, reviewCode: string): Promise<void> {
+  const opener = item.getByRole("button", { name: reviewCode, exact: true });
+  if ((await opener.getAttribute("aria-expanded")) !== "true") await opener.click();
+  await item.getByRole("group", { name: `Act on ${reviewCode}` }).waitFor(WAIT);
+}
 
 describe("intake, review and directory", () => {
   test("an agent submitted from the form is approved from the dashboard and then found in the directory", async () => {
@@ -269,10 +276,10 @@ describe("intake, review and directory", () => {
     await reviewer.page.getByLabel("Search", { exact: true }).fill(word);
     // The search has been applied (the queue's first page may hold this review before it is, and
     // the search's answer then replaces the list under the click).
-    await reviewer.page.waitForFunction(() => document.querySelectorAll("article.review").length === 1, null, WAIT);
+    await reviewer.page.waitForFunction(() => document.querySelectorAll("tbody.review").length === 1, null, WAIT);
     const item = reviewItem(reviewer.page, reviewCode);
     await item.waitFor(WAIT);
-    await item.getByText(`Act on ${reviewCode}`).click();
+    await actOn(item, reviewCode);
     await item.getByLabel("Trust tier on approval").selectOption({ label: "Verified" });
     // Its endpoint's domain is not verified: approving it takes a note.
     await item.getByLabel("Note").fill("Checked the endpoint by hand");
@@ -438,8 +445,11 @@ describe("an MCP server that ships as a package", () => {
     const reviewer = await open();
     await signIn(reviewer.page, await reviewerToken("packages-ui"));
     await reviewer.page.getByLabel("Search", { exact: true }).fill(code);
-    const item = reviewItem(reviewer.page, await activeReviewCode(code));
+    const queued = await activeReviewCode(code);
+    const item = reviewItem(reviewer.page, queued);
     await item.waitFor(WAIT);
+    // Listed in the opened review, beside its actions.
+    await actOn(item, queued);
     const listed = await text(item.getByRole("list", { name: "Packages" }));
     expect(listed).toContain("npm @example/weather-mcp@1.2.3");
     expect(listed).toContain("reads WEATHER_API_KEY (secret), WEATHER_UNITS");
@@ -462,12 +472,12 @@ describe("the reviewers' dashboard", () => {
       await page.evaluate((key) => [sessionStorage.getItem(key) !== null, localStorage.length], TOKEN_KEY),
     ).toEqual([true, 0]);
     await page.getByLabel("Search", { exact: true }).fill(word);
-    await page.waitForFunction(() => document.querySelectorAll("article.review").length === 2);
+    await page.waitForFunction(() => document.querySelectorAll("tbody.review").length === 2);
     await reviewItem(page, rb).waitFor(WAIT);
     expect(await unlabelledControls(page)).toEqual([]);
 
     const itemA = reviewItem(page, ra);
-    await itemA.getByText(`Act on ${ra}`).click();
+    await actOn(itemA, ra);
 
     // Assign to oneself.
     await itemA.getByRole("button", { name: "Assign" }).click();
@@ -475,32 +485,32 @@ describe("the reviewers' dashboard", () => {
     expect(await text(reviewItem(page, ra).locator(".meta"))).toContain("Assigned to ui-reviewer");
 
     // Priority: URGENT comes first in the API's order.
-    await reviewItem(page, rb).getByText(`Act on ${rb}`).click();
+    await actOn(reviewItem(page, rb), rb);
     await reviewItem(page, rb).getByLabel("Priority").selectOption({ label: "Urgent" });
     await reviewItem(page, rb).getByRole("button", { name: "Set priority" }).click();
     await page.getByText(`${rb} priority set to Urgent.`).waitFor(WAIT);
-    expect(await page.locator("article.review").first().getAttribute("data-review")).toBe(rb);
+    expect(await page.locator("tbody.review").first().getAttribute("data-review")).toBe(rb);
     await page.getByLabel("Sort").selectOption({ label: "Oldest first" });
     await page.waitForFunction(
-      (code) => document.querySelector("article.review")?.getAttribute("data-review") === code,
+      (code) => document.querySelector("tbody.review")?.getAttribute("data-review") === code,
       ra,
     );
     await page.getByLabel("Sort").selectOption({ label: "Urgency, then age" });
     await page.waitForFunction(
-      (code) => document.querySelector("article.review")?.getAttribute("data-review") === code,
+      (code) => document.querySelector("tbody.review")?.getAttribute("data-review") === code,
       rb,
     );
 
     // Only mine.
     await page.getByLabel("Only reviews assigned to me (ui-reviewer)").check();
-    await page.waitForFunction(() => document.querySelectorAll("article.review").length === 1);
-    expect(await page.locator("article.review").getAttribute("data-review")).toBe(ra);
+    await page.waitForFunction(() => document.querySelectorAll("tbody.review").length === 1);
+    expect(await page.locator("tbody.review").getAttribute("data-review")).toBe(ra);
     await page.getByLabel("Only reviews assigned to me (ui-reviewer)").uncheck();
-    await page.waitForFunction(() => document.querySelectorAll("article.review").length === 2);
+    await page.waitForFunction(() => document.querySelectorAll("tbody.review").length === 2);
 
     // A comment needs a note; then it is on the timeline.
     const itemA2 = reviewItem(page, ra);
-    await itemA2.getByText(`Act on ${ra}`).click();
+    await actOn(itemA2, ra);
     await itemA2.getByRole("button", { name: "Comment" }).click();
     await itemA2.getByText("Write a note to comment.").waitFor(WAIT);
     expect(await itemA2.getByLabel("Note").evaluate((el) => el === document.activeElement)).toBe(true);
@@ -515,20 +525,20 @@ describe("the reviewers' dashboard", () => {
 
     // Request changes: the item's status changes, and the status filter finds it.
     const itemA3 = reviewItem(page, ra);
-    await itemA3.getByText(`Act on ${ra}`).click();
+    await actOn(itemA3, ra);
     await itemA3.getByLabel("Note").fill("Endpoint must be reachable");
     await itemA3.getByRole("button", { name: "Request changes" }).click();
     await page.getByText(`Changes requested on ${ra}.`).waitFor(WAIT);
-    expect(await text(reviewItem(page, ra).locator(".badges"))).toContain("Changes requested");
+    expect(await text(reviewItem(page, ra).locator('td[data-col="status"]'))).toBe("Changes requested");
     await page.getByLabel("Status").selectOption({ label: "Changes requested" });
-    await page.waitForFunction(() => document.querySelectorAll("article.review").length === 1);
-    expect(await page.locator("article.review").getAttribute("data-review")).toBe(ra);
+    await page.waitForFunction(() => document.querySelectorAll("tbody.review").length === 1);
+    expect(await page.locator("tbody.review").getAttribute("data-review")).toBe(ra);
     await page.getByLabel("Status").selectOption({ label: "Any active status" });
     await reviewItem(page, rb).waitFor(WAIT);
 
     // Reject (a note is required): it leaves the queue.
     const itemB = reviewItem(page, rb);
-    await itemB.getByText(`Act on ${rb}`).click();
+    await actOn(itemB, rb);
     await itemB.getByRole("button", { name: "Reject" }).click();
     await itemB.getByText("Write a note to say why it is rejected.").waitFor(WAIT);
     await itemB.getByLabel("Note").fill("Not an agent");
@@ -540,7 +550,7 @@ describe("the reviewers' dashboard", () => {
 
     // A decision the workflow refuses (approving while changes are requested) shows the server's 409.
     const stale = reviewItem(page, ra);
-    await stale.getByText(`Act on ${ra}`).click();
+    await actOn(stale, ra);
     await stale.getByRole("button", { name: "Approve" }).click();
     await stale.getByRole("alert").filter({ hasText: "Could not approve" }).waitFor(WAIT);
     expect(await text(stale.getByRole("alert"))).toContain("CHANGES_REQUESTED");
@@ -676,22 +686,22 @@ describe("verified publishers", () => {
     });
     await queue.goto("/reviews");
     await queue.getByLabel("Search", { exact: true }).fill(word);
-    await queue.waitForFunction(() => document.querySelectorAll("article.review").length === 2);
-    expect(await text(reviewItem(queue, rv).locator(".badges"))).toContain("Verified domain");
-    expect(await text(reviewItem(queue, rp).locator(".badges"))).toContain("Domain not verified");
-    const shown = () => queue.locator("article.review").evaluateAll((items) => items.map((i) => i.dataset.review));
+    await queue.waitForFunction(() => document.querySelectorAll("tbody.review").length === 2);
+    expect(await text(reviewItem(queue, rv).locator('td[data-col="domain"]'))).toBe("Verified domain");
+    expect(await text(reviewItem(queue, rp).locator('td[data-col="domain"]'))).toBe("Domain not verified");
+    const shown = () => queue.locator("tbody.review").evaluateAll((items) => items.map((i) => i.dataset.review));
     const filter = queue.getByLabel("Endpoint domain");
     await filter.selectOption({ label: "Verified domain" });
-    await queue.waitForFunction(() => document.querySelectorAll("article.review").length === 1);
+    await queue.waitForFunction(() => document.querySelectorAll("tbody.review").length === 1);
     expect([await shown(), asked.at(-1)]).toEqual([[rv], "true"]);
     await filter.selectOption({ label: "Domain not verified" });
     await queue.waitForFunction(
-      (code) => document.querySelector("article.review")?.getAttribute("data-review") === code,
+      (code) => document.querySelector("tbody.review")?.getAttribute("data-review") === code,
       rp,
     );
     expect([await shown(), asked.at(-1)]).toEqual([[rp], "false"]);
     await filter.selectOption({ label: "Any domain" });
-    await queue.waitForFunction(() => document.querySelectorAll("article.review").length === 2);
+    await queue.waitForFunction(() => document.querySelectorAll("tbody.review").length === 2);
     expect(asked.at(-1)).toBe("");
     expect(await unlabelledControls(queue)).toEqual([]);
     await done(reviewer);
@@ -1086,7 +1096,7 @@ describe("every page at phone and desktop width", () => {
       ["directory", "/", (page) => page.locator(".card").first().waitFor(WAIT)],
       ["intake", "/intake", (page) => page.getByRole("button", { name: "Submit for review" }).waitFor(WAIT)],
       ["profile", `/providers/${p.providerCode}`, (page) => page.locator("li.version").nth(1).waitFor(WAIT)],
-      ["reviews", "/reviews", (page) => page.locator("article.review").first().waitFor(WAIT)],
+      ["reviews", "/reviews", (page) => page.locator("tbody.review").first().waitFor(WAIT)],
       ["webhooks", "/webhooks", (page) => page.getByText(/\d+ subscriptions?[.;]/).waitFor(WAIT)],
       ["mirror", "/admin/mirror-sources", (page) => page.locator("article.mirror-source").first().waitFor(WAIT)],
       ["graphiql", "/graphql", (page) => page.locator(".graphiql-execute-button").waitFor(WAIT)],

@@ -65,8 +65,8 @@ afterAll(async () => {
   await idp?.stop();
 });
 
-/** The text of the page's queue, to wait on. */
-const reviewItem = (page: Page, reviewCode: string) => page.locator(`article[data-review="${reviewCode}"]`);
+/** A review of the page's queue: its row of the table and, opened, its actions. */
+const reviewItem = (page: Page, reviewCode: string) => page.locator(`tbody[data-review="${reviewCode}"]`);
 
 test("an admin signs in at the IdP, works the queue, makes an API key, signs out, and the queue is closed", async () => {
   const agent = await intake();
@@ -74,16 +74,21 @@ test("an admin signs in at the IdP, works the queue, makes an API key, signs out
   const { context, watch } = await openContext(browser, registry.url, undefined, [idp.issuer]);
   const page = await context.newPage();
 
-  // 1. Not signed in: /reviews offers the organisation's sign-in.
-  await page.goto("/reviews");
+  // 1. Not signed in: /reviews (a table's link: newest first) leads with the organisation's
+  // sign-in; pasting a token is the fallback, folded away.
+  await page.goto("/reviews?sort=NEWEST");
   await page.getByRole("link", { name: "Sign in" }).first().waitFor(WAIT);
+  expect(await page.getByLabel("Reviewer token").isVisible()).toBe(false);
+  await page.getByText("Or paste a reviewer token").waitFor(WAIT);
   await page.getByRole("main").getByRole("link", { name: "Sign in" }).click();
 
-  // 2. The IdP's own login page, then back on /reviews, signed in.
+  // 2. The IdP's own login page, then back on the same table, signed in.
   await page.waitForURL(`${idp.issuer}/interaction/**`, WAIT);
   await page.getByLabel("User name").fill("ada");
   await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(`${registry.url}/reviews`, WAIT);
+  await page.waitForURL(`${registry.url}/reviews?sort=NEWEST`, WAIT);
+  await page.getByRole("table", { name: "Active reviews, newest first" }).waitFor(WAIT);
+  expect(await page.locator('th[data-column="opened"]').getAttribute("aria-sort")).toBe("descending");
   await page.getByText("Signed in as").waitFor(WAIT);
   expect(await page.locator("#reviewer-name").textContent()).toBe("ada");
   expect(await page.locator("#account").textContent()).toContain("Ada Admin");
@@ -93,7 +98,7 @@ test("an admin signs in at the IdP, works the queue, makes an API key, signs out
   // 3. The queue: approve the agent.
   const item = reviewItem(page, reviewCode);
   await item.waitFor(WAIT);
-  await item.getByText(`Act on ${reviewCode}`).click();
+  await item.getByRole("button", { name: reviewCode, exact: true }).click();
   await item.getByLabel("Trust tier on approval").selectOption({ label: "Verified" });
   await item.getByLabel("Note").fill("Checked by hand");
   await item.getByRole("button", { name: "Approve" }).click();

@@ -1,10 +1,11 @@
 /**
  * `/reviews`: the reviewers' dashboard. Signed in through the registry's identity provider (a
- * session cookie the requests carry), or, without one, by pasting a reviewer token (kept in
- * sessionStorage: this tab only). The active queue with its filters, in the API's order (most
- * urgent, then oldest) or sorted here; and per item: assign, priority, comment, request changes,
- * approve with a trust tier, reject. The queue is read again after each action. Each item says how
- * the registry last found the agent's endpoint, and a panel lists the approved agents that have
+ * session cookie the requests carry), or by pasting a reviewer token (kept in sessionStorage: this
+ * tab only). The active queue is a table: one row per review with the agent's health, drift and
+ * verified domain; sorted and filtered by the API (so the order holds across pages), the table's
+ * state kept in the address; j/k move between rows, Enter opens one, `/` goes to the search. An
+ * opened review holds its actions: assign, priority, comment, request changes, approve with a trust
+ * tier, reject; the queue is read again after each. A panel lists the approved agents that have
  * been down for more than a day.
  */
 import { ApiError, api, isAbort, jwtClaims, query, reviewerToken, setReviewerToken } from "../client/api.ts";
@@ -13,21 +14,51 @@ import { ACTIVE_STATUSES, PRIORITIES, TRUST_TIERS } from "../client/enums.ts";
 import { healthBadge } from "../client/health.ts";
 import { mountAccount, session, sessionHas, signInLink, signOutForm } from "../client/session.ts";
 import type { DownProviders, Query, Review, ReviewPage } from "../client/types.ts";
-import { badge, debounce, errorBox, field, humanize, options, Status, time, timeAgo, tokenForm } from "../client/ui.ts";
+import {
+  badge,
+  debounce,
+  errorBox,
+  field,
+  humanize,
+  options,
+  relative,
+  Status,
+  time,
+  timeAgo,
+  tokenForm,
+} from "../client/ui.ts";
 
 const main = mainElement();
 const announcer = new Status("sr-status");
 const PAGE_SIZE = 20;
-/** Sorting other than the API's own reads up to this many items and sorts them here. */
-const SORT_WINDOW = 500;
 
+/** The queue's orders (its `sort` argument), as the Sort control words them. */
 const SORTS = {
-  priority: "Urgency, then age",
-  oldest: "Oldest first",
-  newest: "Newest first",
-  updated: "Recently updated",
-} as const;
+  PRIORITY: "Urgency, then age",
+  OLDEST: "Oldest first",
+  NEWEST: "Newest first",
+  RECENTLY_UPDATED: "Recently updated",
+  LEAST_RECENTLY_UPDATED: "Least recently updated",
+} as const satisfies Record<NonNullable<Query<"/api/v1/reviews/queue">["sort"]>, string>;
 type Sort = keyof typeof SORTS;
+
+/**
+ * The sortable columns: the order a header's first click gives, the other way on a second click,
+ * and what each order is to `aria-sort`.
+ */
+const SORTABLE = {
+  priority: { first: "PRIORITY", second: null },
+  opened: { first: "OLDEST", second: "NEWEST" },
+  updated: { first: "RECENTLY_UPDATED", second: "LEAST_RECENTLY_UPDATED" },
+} as const satisfies Record<string, { first: Sort; second: Sort | null }>;
+type Column = keyof typeof SORTABLE;
+const ARIA_SORT: Record<Sort, [Column, "ascending" | "descending"]> = {
+  PRIORITY: ["priority", "descending"],
+  OLDEST: ["opened", "ascending"],
+  NEWEST: ["opened", "descending"],
+  RECENTLY_UPDATED: ["updated", "descending"],
+  LEAST_RECENTLY_UPDATED: ["updated", "ascending"],
+};
 
 /** Who works the queue: a pasted token, or the session (its requests carry the cookie, no token). */
 interface Reviewer {
@@ -93,10 +124,23 @@ function signIn(notice?: string): void {
       h("p", { class: "lede" }, "For reviewers: sign in to see and decide the active reviews."),
     ),
     notice ? h("p", { class: "notice warning", role: "alert" }, notice) : null,
+    // With an identity provider, its sign-in leads; a pasted token stays for those without an account.
     signInUrl
-      ? h("p", null, signInLink("Sign in", "button primary"), " with your organisation's account, or paste a token:")
-      : null,
-    form,
+      ? [
+          h(
+            "p",
+            { class: "signin-lead" },
+            signInLink("Sign in", "button primary"),
+            " with your organisation's account.",
+          ),
+          h(
+            "details",
+            { class: "token-fallback" },
+            h("summary", { class: "token-fallback-summary" }, "Or paste a reviewer token"),
+            form,
+          ),
+        ]
+      : form,
     announcer.element,
   );
 }
@@ -108,6 +152,15 @@ function signOut(notice?: string): void {
 }
 
 // ---------------------------------------------------------------- the dashboard
+
+/** The table's state in the address, so that a reload or a shared link shows the same table. */
+const STATE_KEYS = ["sort", "status", "priority", "endpointVerified", "assignedTo", "providerCode", "search"] as const;
+
+/** Whether a key press belongs to a field being typed in (where j, k, / and Enter are text). */
+function typing(target: EventTarget | null): boolean {
+  if (!(target instanceof HTMLElement)) return false;
+  return target.isContentEditable || target.matches("input, textarea, select");
+}
 
 function dashboard({ token, me, expires }: Reviewer): void {
   const statusFilter = h("select", { name: "status" }, options(ACTIVE_STATUSES, null, "Any active status"));
@@ -135,6 +188,7 @@ function dashboard({ token, me, expires }: Reviewer): void {
     spellcheck: false,
     maxlength: 200,
     placeholder: "Review code, agent code or name",
+    "aria-keyshortcuts": "/",
   });
   const sortSelect = h(
     "select",
@@ -142,6 +196,29 @@ function dashboard({ token, me, expires }: Reviewer): void {
     (Object.keys(SORTS) as Sort[]).map((key) => h("option", { value: key }, SORTS[key])),
   );
   const mine = h("input", { type: "checkbox", id: uid("mine") });
+
+  // The address's state into the controls (values the controls do not hold are left out).
+  const url = new URL(location.href);
+  const controls = {
+    sort: sortSelect,
+    status: statusFilter,
+    priority: priorityFilter,
+    endpointVerified: verifiedFilter,
+    assignedTo: assignedFilter,
+    providerCode: providerFilter,
+    search: searchFilter,
+  } satisfies Record<(typeof STATE_KEYS)[number], HTMLInputElement | HTMLSelectElement>;
+  for (const key of STATE_KEYS) {
+    const value = url.searchParams.get(key);
+    if (value === null) continue;
+    const control = controls[key];
+    if (control instanceof HTMLSelectElement && ![...control.options].some((o) => o.value === value)) continue;
+    control.value = value;
+  }
+  if (me && assignedFilter.value === me) {
+    mine.checked = true;
+    assignedFilter.disabled = true;
+  }
   mine.addEventListener("change", () => {
     assignedFilter.value = mine.checked ? me : "";
     assignedFilter.disabled = mine.checked;
@@ -149,14 +226,54 @@ function dashboard({ token, me, expires }: Reviewer): void {
   });
 
   const status = new Status();
-  const list = h("div", { class: "queue" });
   const more = h("button", { type: "button", class: "button secondary", hidden: true }, "Load more");
-  const sortNote = h("p", { class: "hint" });
+  const caption = h("caption", null);
+  const headers = new Map<Column, HTMLTableCellElement>();
+  const header = (label: string, column?: Column) => {
+    if (!column) return h("th", { scope: "col" }, label);
+    const th = h(
+      "th",
+      { scope: "col", "data-column": column },
+      h(
+        "button",
+        { type: "button", class: "sort-button", onclick: () => sortBy(column) },
+        label,
+        h("span", { class: "sort-mark", "aria-hidden": "true" }),
+      ),
+    );
+    headers.set(column, th);
+    return th;
+  };
+  const table = h(
+    "table",
+    { class: "queue-table", id: "queue-table" },
+    caption,
+    h(
+      "thead",
+      null,
+      h(
+        "tr",
+        null,
+        header("Review"),
+        header("Agent"),
+        header("Status"),
+        header("Priority", "priority"),
+        header("Health"),
+        header("Drift"),
+        header("Domain"),
+        header("Assigned to"),
+        header("Opened", "opened"),
+        header("Updated", "updated"),
+      ),
+    ),
+  );
+  const list = h("div", { class: "queue table-scroll" }, table);
+  const COLUMNS = 10;
 
   const filters = h(
     "form",
     { class: "filters", "aria-label": "Filter the queue", onsubmit: (e: Event) => e.preventDefault() },
-    h("div", { class: "search-row" }, field("Search", searchFilter)),
+    h("div", { class: "search-row" }, field("Search", searchFilter, "Press / to come here from the table.")),
     h(
       "div",
       { class: "filter-grid" },
@@ -192,7 +309,21 @@ function dashboard({ token, me, expires }: Reviewer): void {
     ),
     downPanel(token),
     filters,
-    sortNote,
+    h(
+      "p",
+      { class: "hint", id: "queue-keys" },
+      "Sorted and filtered by the registry, so the order holds as more pages load. Keys: ",
+      h("kbd", null, "j"),
+      " and ",
+      h("kbd", null, "k"),
+      " move between reviews, ",
+      h("kbd", null, "Enter"),
+      " opens one, ",
+      h("kbd", null, "Esc"),
+      " closes it, ",
+      h("kbd", null, "/"),
+      " searches.",
+    ),
     status.element,
     list,
     more,
@@ -201,10 +332,23 @@ function dashboard({ token, me, expires }: Reviewer): void {
 
   let inflight: AbortController | undefined;
   let cursor: string | null = null;
+  /** Reviews opened by the reviewer: they stay open while the queue is read again. */
+  const opened = new Set<string>();
+  /** The review whose row j/k last moved to (the roving tab stop). */
+  let current: string | null = null;
+  /** What the table says instead of rows: that nothing matches, or that the queue could not be read. */
+  let note: HTMLElement | null = null;
+  const setNote = (next: HTMLElement | null) => {
+    note?.remove();
+    note = next;
+    table.hidden = next !== null;
+    if (next) list.append(next);
+  };
 
-  /** The filters: query parameters of GET /api/v1/reviews/queue ("" for none). */
+  /** The filters and sort: query parameters of GET /api/v1/reviews/queue ("" for none). */
   function params() {
     return {
+      sort: sortSelect.value === "PRIORITY" ? "" : sortSelect.value,
       status: statusFilter.value,
       priority: priorityFilter.value,
       endpointVerified: verifiedFilter.value,
@@ -214,51 +358,121 @@ function dashboard({ token, me, expires }: Reviewer): void {
     } satisfies Partial<Record<keyof Query<"/api/v1/reviews/queue">, string>>;
   }
 
-  async function fetchPage(after: string | null, limit: number, signal: AbortSignal): Promise<ReviewPage> {
-    return api<ReviewPage>("GET", `/reviews/queue${query({ ...params(), limit, cursor: after })}`, { token, signal });
+  /** The address says what the table shows; replaced, not pushed, so Back leaves the page. */
+  function keepInAddress(): void {
+    const next = new URL(location.href);
+    const wanted = params();
+    for (const key of STATE_KEYS) {
+      if (wanted[key]) next.searchParams.set(key, wanted[key]);
+      else next.searchParams.delete(key);
+    }
+    if (next.href !== location.href) history.replaceState(null, "", next);
+  }
+
+  function showSort(): void {
+    const sort = sortSelect.value as Sort;
+    const [column, direction] = ARIA_SORT[sort];
+    for (const [name, th] of headers) {
+      if (name === column) th.setAttribute("aria-sort", direction);
+      else th.removeAttribute("aria-sort");
+      const mark = th.querySelector(".sort-mark");
+      if (mark) mark.textContent = name === column ? (direction === "ascending" ? " ▲" : " ▼") : "";
+    }
+    caption.textContent = `Active reviews, ${SORTS[sort].toLowerCase()}`;
+  }
+
+  function sortBy(column: Column): void {
+    const { first, second } = SORTABLE[column];
+    const now = sortSelect.value as Sort;
+    sortSelect.value = now === first && second ? second : first;
+    restart();
+  }
+
+  const rows = () => [...table.querySelectorAll<HTMLTableRowElement>("tbody.review > tr.review-row")];
+
+  /** Makes a row the current one: the table's one tab stop, marked for the eye and for assistive tech. */
+  function focusRow(row: HTMLTableRowElement | undefined, focus = true): void {
+    if (!row) return;
+    for (const r of rows()) {
+      r.tabIndex = r === row ? 0 : -1;
+      if (r === row) r.setAttribute("aria-current", "true");
+      else r.removeAttribute("aria-current");
+    }
+    current = row.closest<HTMLElement>("tbody.review")?.dataset.review ?? null;
+    if (focus) row.focus();
+  }
+
+  function move(by: 1 | -1): void {
+    const all = rows();
+    if (all.length === 0) return;
+    const at = all.findIndex((r) => r.closest<HTMLElement>("tbody.review")?.dataset.review === current);
+    // From outside the table the first key press comes back to the current row; then rows move.
+    const inTable = table.contains(document.activeElement);
+    focusRow(all[at === -1 ? 0 : inTable ? Math.min(all.length - 1, Math.max(0, at + by)) : at]);
+  }
+
+  document.addEventListener("keydown", (event) => {
+    if (!main.contains(table) || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (typing(event.target)) return;
+    const row = event.target instanceof HTMLElement ? event.target.closest<HTMLTableRowElement>("tr.review-row") : null;
+    if (event.key === "/") {
+      event.preventDefault();
+      searchFilter.focus();
+      searchFilter.select();
+    } else if (event.key === "j" || event.key === "k") {
+      event.preventDefault();
+      move(event.key === "j" ? 1 : -1);
+    } else if (event.key === "Enter" && row && event.target === row) {
+      event.preventDefault();
+      toggle(row, true);
+    } else if (event.key === "Escape") {
+      const body = event.target instanceof HTMLElement ? event.target.closest<HTMLElement>("tbody.review") : null;
+      const open = body?.querySelector<HTMLTableRowElement>("tr.review-row");
+      if (body && open && opened.has(body.dataset.review ?? "")) {
+        toggle(open, false);
+        focusRow(open);
+      }
+    }
+  });
+
+  /** Opens (or closes) a review: its details and actions appear in the row beneath it. */
+  function toggle(row: HTMLTableRowElement, open?: boolean): void {
+    const body = row.closest<HTMLElement>("tbody.review");
+    const code = body?.dataset.review;
+    const detail = body?.querySelector<HTMLTableRowElement>("tr.review-detail");
+    const opener = row.querySelector<HTMLButtonElement>("button.review-open");
+    if (!code || !detail || !opener) return;
+    const show = open ?? detail.hidden;
+    detail.hidden = !show;
+    opener.setAttribute("aria-expanded", String(show));
+    if (show) opened.add(code);
+    else opened.delete(code);
+    focusRow(row, false);
+  }
+
+  async function fetchPage(after: string | null, signal: AbortSignal): Promise<ReviewPage> {
+    return api<ReviewPage>("GET", `/reviews/queue${query({ ...params(), limit: PAGE_SIZE, cursor: after })}`, {
+      token,
+      signal,
+    });
   }
 
   async function load(append: boolean, focusAfter?: string): Promise<void> {
     inflight?.abort();
     const controller = new AbortController();
     inflight = controller;
-    const sort = sortSelect.value as Sort;
     list.setAttribute("aria-busy", "true");
     status.loading("Loading the queue…", 0);
     more.disabled = true;
     try {
-      let items: Review[];
-      let next: string | null;
-      if (sort === "priority") {
-        const page = await fetchPage(append ? cursor : null, PAGE_SIZE, controller.signal);
-        items = page.items;
-        next = page.nextCursor ?? null;
-        sortNote.textContent = "";
-      } else {
-        // The API orders by priority; other orders are made here, over the first SORT_WINDOW items.
-        items = [];
-        next = null;
-        do {
-          const page = await fetchPage(next, 100, controller.signal);
-          items.push(...page.items);
-          next = page.nextCursor ?? null;
-        } while (next && items.length < SORT_WINDOW);
-        const by = (k: "createdAt" | "updatedAt", dir: 1 | -1) => (a: Review, b: Review) =>
-          dir * a[k].localeCompare(b[k]);
-        items.sort(
-          sort === "oldest" ? by("createdAt", 1) : sort === "newest" ? by("createdAt", -1) : by("updatedAt", -1),
-        );
-        sortNote.textContent = next
-          ? `Sorted here over the first ${items.length} matching reviews; narrow the filters to see the rest.`
-          : "";
-        next = null;
-      }
+      const page = await fetchPage(append ? cursor : null, controller.signal);
       if (controller.signal.aborted) return;
-      cursor = next;
-      if (!append) list.replaceChildren();
+      const items = page.items;
+      cursor = page.nextCursor ?? null;
+      const hadFocus = table.contains(document.activeElement);
+      if (!append) for (const body of table.querySelectorAll("tbody")) body.remove();
       if (!append && items.length === 0) {
-        replace(
-          list,
+        setNote(
           h(
             "div",
             { class: "empty" },
@@ -266,24 +480,26 @@ function dashboard({ token, me, expires }: Reviewer): void {
             h(
               "p",
               null,
-              Object.values(params()).some(Boolean)
+              Object.entries(params()).some(([k, v]) => k !== "sort" && v)
                 ? "No active review matches these filters."
                 : "The queue is empty: every review is decided.",
             ),
           ),
         );
       } else {
-        list.append(...items.map(item));
+        setNote(null);
+        table.append(...items.map(item));
+        const all = rows();
+        const keep = focusAfter ?? current;
+        const row =
+          all.find((r) => r.closest<HTMLElement>("tbody.review")?.dataset.review === keep) ??
+          (append ? undefined : all[0]);
+        // Focus follows only when it was in the table, or after an action on that review.
+        focusRow(row, Boolean(focusAfter) || hadFocus);
       }
-      const shown = list.querySelectorAll(".review").length;
+      const shown = rows().length;
       status.message(`${shown} active review${shown === 1 ? "" : "s"} shown${cursor ? "; more to load" : ""}.`);
       more.hidden = !cursor;
-      if (focusAfter) {
-        (
-          list.querySelector<HTMLElement>(`[data-review="${focusAfter}"] summary`) ??
-          list.querySelector<HTMLElement>(".review summary")
-        )?.focus();
-      }
     } catch (error) {
       if (isAbort(error)) return;
       if (error instanceof ApiError && error.status === 401) {
@@ -291,10 +507,8 @@ function dashboard({ token, me, expires }: Reviewer): void {
         return;
       }
       status.clear();
-      replace(
-        list,
-        errorBox(error, () => void load(false), "Could not load the queue."),
-      );
+      for (const body of table.querySelectorAll("tbody")) body.remove();
+      setNote(errorBox(error, () => void load(false), "Could not load the queue."));
       more.hidden = true;
     } finally {
       if (inflight === controller) list.removeAttribute("aria-busy");
@@ -304,10 +518,12 @@ function dashboard({ token, me, expires }: Reviewer): void {
 
   function restart(): void {
     cursor = null;
+    keepInAddress();
+    showSort();
     void load(false);
   }
 
-  // ---------------------------------------------------------------- one queue item and its actions
+  // ---------------------------------------------------------------- one review: its row and its actions
 
   function item(review: Review): HTMLElement {
     const note = h("textarea", { rows: 3, maxlength: 2000 });
@@ -370,81 +586,140 @@ function dashboard({ token, me, expires }: Reviewer): void {
     const path = (suffix = "") => `/reviews/${encodeURIComponent(review.reviewCode)}${suffix}`;
     const post = (suffix: string, body: Record<string, unknown>) => api<unknown>("POST", path(suffix), { token, body });
 
-    const panelId = uid("actions");
-    const heading = `${review.reviewCode}`;
-    return h(
-      "article",
-      {
-        class: "review",
-        "data-review": review.reviewCode,
-        "aria-label": `Review ${review.reviewCode} of ${review.providerName}`,
-      },
+    const isOpen = opened.has(review.reviewCode);
+    const detailId = uid("review");
+    const row = h(
+      "tr",
+      { class: "review-row", tabindex: -1, "aria-label": `Review ${review.reviewCode} of ${review.providerName}` },
       h(
-        "div",
-        { class: "review-head" },
+        "th",
+        { scope: "row" },
         h(
-          "h2",
-          null,
-          h("a", { href: `/providers/${encodeURIComponent(review.providerCode)}` }, review.providerName),
-          " ",
-          h("span", { class: "code" }, review.providerCode),
-        ),
-        h(
-          "p",
-          { class: "badges" },
-          badge(review.reviewCode, "neutral", "Review code"),
-          badge(humanize(review.kind), review.kind === "UPDATE" ? "info" : "neutral", "Kind"),
-          badge(humanize(review.status), review.status === "CHANGES_REQUESTED" ? "warn" : "info", "Status"),
-          badge(
-            humanize(review.priority),
-            review.priority === "URGENT" ? "bad" : review.priority === "HIGH" ? "warn" : "neutral",
-            "Priority",
-          ),
-          // Words, not only a colour: whether the endpoint's domain is proved to be the owner's.
-          review.endpointVerified
-            ? badge("Verified domain", "good", "The endpoint's domain is verified")
-            : badge("Domain not verified", "warn", "Approving needs a note"),
-          review.healthState ? healthBadge(review.healthState) : null,
-        ),
-        // What a reviewer approves a client to start: each package and the variables it reads.
-        review.providerPackages.length
-          ? h(
-              "ul",
-              { class: "review-packages", "aria-label": "Packages" },
-              review.providerPackages.map((pkg) =>
-                h(
-                  "li",
-                  null,
-                  badge(humanize(pkg.registryType), "neutral", "Package registry"),
-                  " ",
-                  h("code", null, pkg.version ? `${pkg.identifier}@${pkg.version}` : pkg.identifier),
-                  pkg.environmentVariables.length
-                    ? [
-                        " · reads ",
-                        pkg.environmentVariables.map((v) => `${v.name}${v.isSecret ? " (secret)" : ""}`).join(", "),
-                      ]
-                    : null,
-                ),
-              ),
-            )
-          : null,
-        h(
-          "p",
-          { class: "meta" },
-          review.assignedTo ? ["Assigned to ", h("strong", null, review.assignedTo)] : "Unassigned",
-          " · opened ",
-          time(review.createdAt),
-          " · updated ",
-          time(review.updatedAt),
+          "button",
+          {
+            type: "button",
+            class: "button link review-open",
+            "aria-expanded": String(isOpen),
+            "aria-controls": detailId,
+            onclick: () => toggle(row),
+          },
+          review.reviewCode,
         ),
       ),
       h(
-        "details",
-        { class: "actions-panel" },
-        h("summary", null, `Act on ${heading}`),
+        "td",
+        { "data-col": "agent" },
+        h("a", { href: `/providers/${encodeURIComponent(review.providerCode)}` }, review.providerName),
+        " ",
+        h("span", { class: "code" }, review.providerCode),
+      ),
+      h(
+        "td",
+        { "data-col": "status" },
+        badge(humanize(review.status), review.status === "CHANGES_REQUESTED" ? "warn" : "info", "Status"),
+        review.kind === "UPDATE" ? [" ", badge("Update", "info", "Kind: an update of an approved agent")] : null,
+      ),
+      h(
+        "td",
+        { "data-col": "priority" },
+        badge(
+          humanize(review.priority),
+          review.priority === "URGENT" ? "bad" : review.priority === "HIGH" ? "warn" : "neutral",
+          "Priority",
+        ),
+      ),
+      h(
+        "td",
+        { "data-col": "health" },
+        review.healthState ? healthBadge(review.healthState) : h("span", { class: "muted" }, "Not probed"),
+      ),
+      h(
+        "td",
+        { "data-col": "drift" },
+        review.driftSummary
+          ? [
+              h("span", { class: "drift-words" }, review.driftSummary),
+              review.driftDetectedAt
+                ? h(
+                    "span",
+                    { class: "since" },
+                    " · ",
+                    h(
+                      "time",
+                      { datetime: review.driftDetectedAt, title: review.driftDetectedAt },
+                      relative(review.driftDetectedAt),
+                    ),
+                  )
+                : null,
+            ]
+          : h("span", { class: "muted" }, "None"),
+      ),
+      // Words, not only a colour: whether the endpoint's domain is proved to be the owner's.
+      h(
+        "td",
+        { "data-col": "domain" },
+        review.endpointVerified
+          ? badge("Verified domain", "good", "The endpoint's domain is verified")
+          : badge("Domain not verified", "warn", "Approving needs a note"),
+      ),
+      h(
+        "td",
+        { "data-col": "assigned" },
+        review.assignedTo ? review.assignedTo : h("span", { class: "muted" }, "Unassigned"),
+      ),
+      h("td", { "data-col": "opened" }, time(review.createdAt)),
+      h("td", { "data-col": "updated" }, time(review.updatedAt)),
+    );
+    // A click on the row (not on its link or button) opens it too, as a reviewer scanning expects.
+    row.addEventListener("click", (event) => {
+      if (event.target instanceof Element && event.target.closest("a, button")) return;
+      toggle(row);
+    });
+
+    const detail = h(
+      "tr",
+      { class: "review-detail", id: detailId, hidden: !isOpen },
+      h(
+        "td",
+        { colspan: COLUMNS },
         h(
           "div",
-          { id: panelId, class: "actions-body" },
+          { class: "review-body", role: "group", "aria-label": `Act on ${review.reviewCode}` },
+          // What a reviewer approves a client to start: each package and the variables it reads.
+          review.providerPackages.length
+            ? h(
+                "ul",
+                { class: "review-packages", "aria-label": "Packages" },
+                review.providerPackages.map((pkg) =>
+                  h(
+                    "li",
+                    null,
+                    badge(humanize(pkg.registryType), "neutral", "Package registry"),
+                    " ",
+                    h("code", null, pkg.version ? `${pkg.identifier}@${pkg.version}` : pkg.identifier),
+                    pkg.environmentVariables.length
+                      ? [
+                          " · reads ",
+                          pkg.environmentVariables.map((v) => `${v.name}${v.isSecret ? " (secret)" : ""}`).join(", "),
+                        ]
+                      : null,
+                  ),
+                ),
+              )
+            : null,
+          h(
+            "p",
+            { class: "meta" },
+            humanize(review.kind),
+            " review · ",
+            review.assignedTo ? ["Assigned to ", h("strong", null, review.assignedTo)] : "Unassigned",
+            " · opened ",
+            time(review.createdAt),
+            " · updated ",
+            time(review.updatedAt),
+            " · ",
+            h("a", { href: `/providers/${encodeURIComponent(review.providerCode)}#health` }, "the agent's health"),
+          ),
           h(
             "div",
             { class: "grid-2" },
@@ -520,6 +795,7 @@ function dashboard({ token, me, expires }: Reviewer): void {
         ),
       ),
     );
+    return h("tbody", { class: "review", "data-review": review.reviewCode }, row, detail);
   }
 
   const typed = debounce(restart, 300);
