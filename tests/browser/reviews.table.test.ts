@@ -5,6 +5,10 @@
  * the address), a filter that narrows it, a reload that keeps both, and the keyboard (j/k, Enter,
  * Esc, /) — ignored while typing in the search. Sign-in through the identity provider landing on
  * the table is in signin.page.test.ts, which runs a real OpenID provider.
+ *
+ * Over ten seconds (11–15 s alone on the two-core machine under load; the two tests themselves take
+ * about 5 s) because of what every browser file pays once: the page bundle's first build, the app's
+ * import and Chromium's start. The two tests share them.
  */
 import { afterAll, beforeAll, describe, expect, jest, test } from "@jest/globals";
 import type { Browser, Locator, Page } from "playwright-core";
