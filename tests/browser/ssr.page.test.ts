@@ -167,6 +167,8 @@ describe("with JavaScript on", () => {
     expect(await drawn.locator("main img, main script, main svg[onload]").count()).toBe(0);
     expect(await drawn.locator('main a[href^="javascript:"]').count()).toBe(0);
     expect(await drawn.locator(".description.markdown").textContent()).toContain("<script>");
+    // Rendered from Markdown there too (paragraphs), by the same module, loaded for this view.
+    expect(await drawn.locator(".description.markdown p").count()).toBeGreaterThan(0);
     await reviewer.context.close();
     expectClean(reviewer.watch);
   });

@@ -51,7 +51,6 @@ import {
   tokenForm,
 } from "../client/ui.ts";
 import { type ConnectBlock, connectBlocks } from "../render/connect.ts";
-import { renderMarkdown } from "../render/markdown.ts";
 import { notProbed } from "../render/words.ts";
 
 const main = adoptMain();
@@ -93,8 +92,23 @@ function facts(rows: [string, Child][]): HTMLElement {
  */
 function markdown(text: string): HTMLElement {
   const element = h("div", { class: "description markdown" });
-  element.innerHTML = renderMarkdown(text);
+  if (renderMarkdown) element.innerHTML = renderMarkdown(text);
+  else element.textContent = text;
   return element;
+}
+
+/**
+ * markdown-it is most of a profile script's weight, and a page the server rendered never needs it:
+ * it is loaded only before the script draws a profile itself.
+ */
+let renderMarkdown: ((text: string) => string) | undefined;
+async function loadMarkdown(): Promise<void> {
+  if (renderMarkdown) return;
+  try {
+    renderMarkdown = (await import("../render/markdown.ts")).renderMarkdown;
+  } catch {
+    // Not loaded (a network failure): the description is shown as its text, which is safe too.
+  }
 }
 
 /** One block of the Connect panel, as the server draws it (render/profile.ts). */
@@ -1202,7 +1216,7 @@ async function load(said?: string): Promise<void> {
         code: "NOT_FOUND",
         detail: "No agent code in the address.",
       });
-    const { data, viewer, droppedOwner } = await readProfile();
+    const [{ data, viewer, droppedOwner }] = await Promise.all([readProfile(), loadMarkdown()]);
     replace(main, ...render(data, viewer), announcer.element);
     announcer.message(
       droppedOwner ? "Your access token for this agent was refused (expired or revoked), so you are signed out." : "",
