@@ -301,6 +301,24 @@ describe("state changes and drift are in the event log, for those the log's rule
       token: reviewer,
     });
     expect(review.body).toMatchObject({ kind: "UPDATE", status: "OPEN" });
+    // Reviewers see the drift in words in the queue (read with the page) and on the review itself.
+    const drift = { driftSummary: seen.drift?.summary, driftDetectedAt: expect.any(String) };
+    expect(drift.driftSummary).toEqual(expect.stringContaining("added_"));
+    const queue = await call("GET", `/api/v1/reviews/queue?providerCode=${agent.providerCode}`, {
+      app,
+      token: reviewer,
+    });
+    expect(queue.body.items).toEqual([expect.objectContaining({ kind: "UPDATE", ...drift })]);
+    const one = await call("POST", "/graphql", {
+      app,
+      token: reviewer,
+      body: {
+        query: "query ($code: String!) { review(reviewCode: $code) { driftSummary driftDetectedAt } }",
+        variables: { code: review.body.reviewCode },
+      },
+    });
+    expect(one.body).toEqual({ data: { review: drift } });
+    expect(queue.body.items[0].driftDetectedAt).toBe(one.body.data.review.driftDetectedAt);
 
     // The same tools again: nothing new is detected.
     await checkNow(agent);
