@@ -8,8 +8,9 @@
  * facet column at once (a few hundred groups, where the rows are tens of thousands), and each facet
  * then sums those groups under every column filter but its own — the same whereSql, on the groups.
  * The index `providers_facets_idx` holds those columns, so on both dialects the pass reads the index,
- * not the rows (migration 20261209000000_facets). Labels and packages are counted from their index
- * tables, joined to the providers that pass every filter (packages: all but their own).
+ * not the rows (migrations 20261209000000_facets and 20261209000100_facets_index_partial). Labels and
+ * packages are counted from their index tables, joined to the providers that pass every filter
+ * (packages: all but their own).
  */
 import { type Db, dialectIn, queryRows } from "../db/client.ts";
 import { Prisma } from "../generated/prisma/client.ts";
@@ -66,8 +67,13 @@ export async function facetCounts(db: Db, filters: ListFilters): Promise<FacetRo
   const postgres = dialectIn(db) === "postgresql";
   const table = providersTable("p");
   const search = filters.words.length > 0 ? [providerMatchSql(dialectIn(db), "p", filters.words, "all")] : [];
+  // `p."id" > 0` holds for every row: it is the condition of providers_facets_idx, partial so that the
+  // list's own pages never take it (its migration says why), stated as a literal so a plan may use it.
   const where = (wheres: Prisma.ProviderWhereInput[], on: SqlTable = table) =>
-    Prisma.join([whereSql({ AND: wheres }, on), ...(on === table ? search : [])], " AND ");
+    Prisma.join(
+      [whereSql({ AND: wheres }, on), ...(on === table ? [Prisma.raw(`p."id" > 0`), ...search] : [])],
+      " AND ",
+    );
   const ownsNoColumn = filterWheres(filters, { columns: true });
   const columns = (without?: ColumnFacet) =>
     Object.entries(filters.columns)

@@ -170,7 +170,7 @@ function indexFilter(table: string, columns: readonly string[]) {
 /**
  * The endpoint's protocol, a member of its JSON column: `->>` reads it on both dialects (SQLite
  * 3.38 and later, PostgreSQL's jsonb), NULL for an agent without an endpoint. The facets' index
- * (migration 20261209000000_facets) is on this very expression.
+ * (provider.facets.store.ts) is on this very expression.
  */
 export const protocolSql = (alias: string) => Prisma.raw(`("${alias}"."endpoint" ->> 'protocol')`);
 

@@ -4,14 +4,19 @@
  * database can walk a whole table at a million agents: the predecessors sub-query once walked the
  * providerCode index for its ORDER BY and checked every row (0.25 ms at 1,000 agents, a full scan at
  * 1,000,000). This test plans the statement readProvider sends — on a migrated SQLite file of its
- * own, whichever database the run uses, since the plan is SQLite's — and refuses any walk of a table.
+ * own, whichever database the run uses, since the plan is SQLite's — and refuses any walk of a table;
+ * and it holds the list's pages to the directory's indexes, which the facets' index once took from them.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "@jest/globals";
 import Database from "better-sqlite3";
+import type { Context } from "../../src/builder.ts";
 import { migrate } from "../../src/db/migrate.ts";
+import { facetCounts } from "../../src/providers/provider.facets.store.ts";
+import { filterWheres, listFilters } from "../../src/providers/provider.filters.ts";
+import { listProviders } from "../../src/providers/provider.search.store.ts";
 import { readProvider } from "../../src/providers/provider.store.ts";
 import { type CountingDb, openCountingDb } from "./counting.db.ts";
 
@@ -90,4 +95,23 @@ test("the detail (with tokens, timeline and predecessors) searches indexes only"
 test("the check itself: a walk of a table is caught", () => {
   const plan = planOf(`SELECT "id" FROM "providers" WHERE "summary" = ? ORDER BY "providerCode" LIMIT 10`);
   expect(walks(plan)).not.toEqual([]);
+});
+
+test("the list's pages never take the facets' index, and the facets' statement does", async () => {
+  const ctx = { viewer: { kind: "anonymous" as const }, config: { health: { enabled: true } } as Context["config"] };
+  for (const args of [
+    {},
+    { agentType: "ASSISTANT" },
+    { agentType: "ASSISTANT", trustTier: "VERIFIED", labels: ["llm"] },
+  ]) {
+    counting.reset();
+    await listProviders(counting.db, filterWheres(listFilters(args, ctx)), 20, null);
+    expect([args, planOf(counting.statements[0] as string).filter((s) => s.includes("providers_facets_idx"))]).toEqual([
+      args,
+      [],
+    ]);
+  }
+  counting.reset();
+  await facetCounts(counting.db, listFilters({}, ctx));
+  expect(planOf(counting.statements[0] as string).some((s) => s.includes("providers_facets_idx"))).toBe(true);
 });
