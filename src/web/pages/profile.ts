@@ -1206,7 +1206,9 @@ async function readProfile(): Promise<{ data: Provider; viewer: Viewer; droppedO
 
 /** Reads and shows the profile; `said` is announced once it is shown (after signing in or out). */
 async function load(said?: string): Promise<void> {
-  replace(main, status.element);
+  // A profile the server drew stays in sight while this tab's own view of it is read.
+  if (main.dataset.ssr !== "profile") replace(main, status.element);
+  delete main.dataset.ssr;
   status.loading("Loading the profile…", 0);
   try {
     if (!codeFromPath)
@@ -1266,7 +1268,7 @@ async function load(said?: string): Promise<void> {
 function adopt(): boolean {
   const ssr = main.dataset.ssr;
   if (!ssr || ownerToken(codeFromPath) || reviewerToken()) return false;
-  if (ssr === "profile" && main.querySelector(".profile")?.querySelector("#tokens")) return false;
+  if (ssr === "profile" && main.querySelector<HTMLElement>(".profile")?.dataset.private) return false;
   for (const slot of main.querySelectorAll('[data-slot="owner-signin"]')) slot.replaceWith(ownerSignIn());
   if (ssr === "profile") {
     // The same heading and hint as the server's, then the list as it arrives: nothing above moves.

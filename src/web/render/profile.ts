@@ -334,7 +334,13 @@ export function renderProfile(p: Provider, origin: string): Html {
       : none("No people listed."),
   );
 
-  const changes = section("changes", "Recent changes", html`<p class="hint">The 10 newest, newest first.</p>`);
+  // The page's script reads these two sections; without it, they point at the same reads as JSON.
+  const changes = section(
+    "changes",
+    "Recent changes",
+    html`<p class="hint">The 10 newest, newest first.</p>`,
+    html`<noscript><p><a href="/api/v1/events?providerCode=${code}&amp;last=10">The recent changes as JSON</a></p></noscript>`,
+  );
 
   const timeline = section(
     "timeline",
@@ -353,10 +359,12 @@ export function renderProfile(p: Provider, origin: string): Html {
     "versions",
     "Version history",
     html`<p class="hint">Newest first.</p>`,
-    html`<p><a href="/api/v1/providers/${code}/versions">The versions as JSON</a></p>`,
+    html`<noscript><p><a href="/api/v1/providers/${code}/versions">The versions as JSON</a></p></noscript>`,
   );
 
-  return html`<div class="profile" data-code="${p.providerCode}">${[
+  // A viewer shown tokens (a session's owner or reviewer) gets the script's own drawing, which
+  // holds what they act on (contact, tokens, Check now, drift): the server draws the public view.
+  return html`<div class="profile" data-code="${p.providerCode}"${p.tokens ? html` data-private="true"` : ""}>${[
     head,
     connect,
     toc,
