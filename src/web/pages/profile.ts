@@ -188,7 +188,9 @@ function list(items: string[], empty = "None"): Child {
 /** An external address, shown as text with a link that leaves the registry (never fetched by the page). */
 function external(url: string | null | undefined): Child {
   if (!url) return null;
-  return h("a", { href: url, rel: "noopener noreferrer nofollow", class: "url" }, url);
+  // A narrow screen may wrap it after a slash rather than inside a word.
+  const parts = url.split("/").flatMap((part, i) => (i ? ["/", h("wbr"), part] : [part]));
+  return h("a", { href: url, rel: "noopener noreferrer nofollow", class: "url" }, parts);
 }
 
 /** Variables a client sets (environment variables, headers, a URL's values): names and purposes, never values. */

@@ -36,9 +36,12 @@ function list(items: readonly string[], empty = "None"): Html {
     : html`<span class="muted">${empty}</span>`;
 }
 
+/** A URL that a narrow screen may wrap after a slash rather than inside a word. */
+const breakable = (url: string): Html[] => url.split("/").map((part, i) => (i ? html`/<wbr>${part}` : html`${part}`));
+
 /** An external address, as a link that leaves the registry. */
 function external(url: string | null | undefined): Html | null {
-  return url ? html`<a href="${url}" rel="noopener noreferrer nofollow" class="url">${url}</a>` : null;
+  return url ? html`<a href="${url}" rel="noopener noreferrer nofollow" class="url">${breakable(url)}</a>` : null;
 }
 
 /**
