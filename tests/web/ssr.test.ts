@@ -2,7 +2,8 @@
  * The directory and the profile as the server renders them, through the app's front door: the
  * content in the first HTML for the viewer's visibility, the title, description and Open Graph
  * tags, a 404 page for an agent that is not there (or not for this viewer), XSS payloads in every
- * text field inert, and the answer compressed.
+ * text field inert, and the answer compressed. About 6 s alone, most of it the page bundle's first
+ * build (esbuild, paid by the first page request of a process); up to 15-20 s beside other files.
  */
 import { brotliDecompressSync } from "node:zlib";
 import { describe, expect, test } from "@jest/globals";
