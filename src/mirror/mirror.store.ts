@@ -143,11 +143,14 @@ export interface Claim {
   token: string;
 }
 
-/** Sets columns of the source under this replica's lease; throws LeaseLost when it is no longer ours. */
-async function setUnderLease(tx: Queryable, claim: Claim, sets: Prisma.Sql[]): Promise<void> {
+/**
+ * Sets columns of the source under this replica's lease (and `where`, when given); throws LeaseLost
+ * when it is no longer ours.
+ */
+async function setUnderLease(tx: Queryable, claim: Claim, sets: Prisma.Sql[], where?: Prisma.Sql): Promise<void> {
   const rows = await queryRows(
     tx,
-    Prisma.sql`UPDATE "mirror_sources" SET ${Prisma.join(sets)} WHERE "id" = ${claim.id} AND "leaseToken" = ${claim.token} RETURNING "id"`,
+    Prisma.sql`UPDATE "mirror_sources" SET ${Prisma.join(sets)} WHERE "id" = ${claim.id} AND "leaseToken" = ${claim.token}${where ? Prisma.sql` AND ${where}` : Prisma.empty} RETURNING "id"`,
   );
   if (rows.length !== 1) throw new LeaseLost();
 }
@@ -190,6 +193,19 @@ export interface Step {
   cursor: string | null;
   offset: number;
   skip?: { name: string; version: string | null; reason: string };
+  /** Its place among steps written at once (see StepOrder). */
+  order?: StepOrder;
+}
+
+/**
+ * The place of an entry's step when entries are written at once (mirror.sync.ts): the step is
+ * written once the entry before it has committed, and only where that one left the run
+ * (`runOffset` = `from`), so steps commit in their order; when that entry failed, this one fails too.
+ */
+export interface StepOrder {
+  from: number;
+  /** Settles once the entry before has committed; rejects when it failed. */
+  previous: Promise<void>;
 }
 
 /** The run's step past one entry, in the entry's own transaction. */
@@ -202,6 +218,7 @@ export async function advance(tx: Queryable, claim: Claim, step: Step): Promise<
     Prisma.sql`"seen" = "seen" + 1`,
   ];
   if (count) sets.push(Prisma.sql`${Prisma.raw(`"${count}"`)} = ${Prisma.raw(`"${count}"`)} + 1`);
+  if (step.order) await step.order.previous;
   if (step.skip) {
     const [row] = await queryRows(
       tx,
@@ -210,7 +227,7 @@ export async function advance(tx: Queryable, claim: Claim, step: Step): Promise<
     const kept = [{ ...step.skip, at: new Date().toISOString() }, ...((asJson(row?.skippedEntries) as object[]) ?? [])];
     sets.push(Prisma.sql`"skippedEntries" = ${jsonArg(tx, kept.slice(0, KEPT_SKIPS), false)}`);
   }
-  await setUnderLease(tx, claim, sets);
+  await setUnderLease(tx, claim, sets, step.order && Prisma.sql`"runOffset" = ${step.order.from}`);
 }
 
 /** The run moves to its next page. */

@@ -6,6 +6,13 @@
  * MCP_REGISTRY: `GET {url}/v0.1/servers?updated_since=<mark>&include_deleted=true&limit=100&cursor=…`;
  * a server's latest version is what its provider holds. The run's mark is the newest `updatedAt` it
  * saw; an entry whose `updatedAt` was applied already changes nothing, so pages that overlap are safe.
+ *
+ * A page's entries are written in its order, on PostgreSQL a few at once (`AT_ONCE`): each begins
+ * once the one before has only the database left to wait for, and its step waits for that one to
+ * commit (StepOrder), so the steps commit in order and a failure stops the ones after it. Two
+ * entries of one server name, or of one provider code, are never written at once. What a page
+ * wrote is announced (the response cache emptied, the feed woken) once, after its last entry, so
+ * reads stay cached while a sync runs.
  */
 import type { Db, Queryable } from "../db/client.ts";
 import { codeOf } from "../errors.ts";
@@ -42,6 +49,13 @@ import {
 
 /** Entries asked of an upstream a page: the most its API gives. */
 export const PAGE_SIZE = 100;
+
+/**
+ * Entries of a page written at once. An entry's write on PostgreSQL is a score of round trips and a
+ * commit's flush, mostly waited for: a few at once keep the process busy (docs/performance.md, "The
+ * mirror at scale"). SQLite's one connection runs one transaction at a time.
+ */
+const AT_ONCE: Record<Db["dialect"], number> = { sqlite: 1, postgresql: 4 };
 
 export interface SyncDeps {
   db: Db;
@@ -104,14 +118,9 @@ export async function syncSource(deps: SyncDeps, claim: Claim, source: SourceRow
     const page = await getJson(deps.outbound, `${source.url}/v0.1/servers?${query}`);
     if (!Array.isArray(page.servers)) throw new UpstreamError(`${source.url}/v0.1/servers answered no servers list`);
     const items = page.servers as unknown[];
-    for (let i = offset; i < items.length; i++) {
-      if (deps.stopped?.()) return false;
-      const entry = readMcpEntry(items[i]);
-      high = newer(high, entry?.updatedAt ?? null);
-      const step = { high, cursor, offset: i + 1 };
-      const outcome = await applyEntry(deps, claim, source, items[i], entry, step);
-      deps.onEntry?.(outcome);
-    }
+    const applied = await applyPage(deps, claim, source, { items, offset, cursor, high });
+    high = applied.high;
+    if (applied.stopped) return false;
     const next = (page.metadata as { nextCursor?: unknown } | undefined)?.nextCursor;
     if (typeof next !== "string" || next === "" || items.length === 0) break;
     cursor = next;
@@ -122,6 +131,100 @@ export async function syncSource(deps: SyncDeps, claim: Claim, source: SourceRow
   }
   await finishRun(deps.db, claim, { mark: high, next: new Date(Date.now() + source.intervalSeconds * 1000) });
   return true;
+}
+
+/**
+ * A page's entries from `offset` on, in order, `AT_ONCE` at most at a time (see the file's header);
+ * answers the newest mark seen, and whether the run was stopped before the page's end. A failed
+ * entry stops the page: the entries after it roll back, and its error is thrown once the others end.
+ */
+async function applyPage(
+  deps: SyncDeps,
+  claim: Claim,
+  source: SourceRow,
+  page: { items: unknown[]; offset: number; cursor: string | null; high: string | null },
+): Promise<{ high: string | null; stopped: boolean }> {
+  const notes: FeedNote[] = [];
+  const run: SyncDeps = { ...deps, announce: async (noted) => void notes.push(...noted) };
+  const limit = AT_ONCE[deps.db.dialect];
+  const writing = new Set<{ keys: string[]; done: Promise<void> }>();
+  let failure: { at: number; error: unknown } | undefined;
+  let high = page.high;
+  let stopped = false;
+  /** The previous entry committed, and its writes begun (or its end). */
+  let previous: { ended: Promise<void>; begun: Promise<void> } = { ended: Promise.resolve(), begun: Promise.resolve() };
+  try {
+    for (let i = page.offset; i < page.items.length && !failure; i++) {
+      if (deps.stopped?.()) {
+        stopped = true;
+        break;
+      }
+      // What waits on the event loop (requests) runs between two entries, not after a page of them.
+      await new Promise((resolve) => setImmediate(resolve));
+      const item = page.items[i];
+      const entry = readMcpEntry(item);
+      const keys = entry ? [entry.name, codeOfName(entry.name, false)] : [];
+      const clash = () => [...writing].find((w) => w.keys.some((k) => keys.includes(k)));
+      while (writing.size >= limit || clash()) await Promise.race([...writing].map((w) => w.done));
+      await previous.begun;
+      if (failure) break;
+      high = newer(high, entry?.updatedAt ?? null);
+      const ended = settleable();
+      const begun = settleable();
+      const order = { from: i, previous: previous.ended };
+      previous = { ended: ended.promise, begun: begun.promise };
+      const at = i;
+      const done = applyEntry(
+        run,
+        claim,
+        source,
+        item,
+        entry,
+        { high, cursor: page.cursor, offset: i + 1, order },
+        begun.resolve,
+      )
+        .then(
+          (outcome) => {
+            ended.resolve();
+            deps.onEntry?.(outcome);
+          },
+          (error: unknown) => {
+            ended.reject(error);
+            if (!failure || at < failure.at) failure = { at, error };
+          },
+        )
+        .finally(() => {
+          begun.resolve();
+          writing.delete(flight);
+        });
+      const flight = { keys, done };
+      writing.add(flight);
+    }
+    await Promise.all([...writing].map((w) => w.done));
+  } finally {
+    if (notes.length > 0) await deps.announce(inOrder(notes));
+  }
+  if (failure) throw failure.error;
+  return { high, stopped };
+}
+
+/** A promise with its settlers; a rejection nobody waits for is not an unhandled one. */
+function settleable(): { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
+/** A page's notes as one announcement: its appended events together, in log order. */
+function inOrder(notes: FeedNote[]): FeedNote[] {
+  const events = notes.flatMap((n) => (n.kind === "APPENDED" ? [...n.events] : [])).sort((a, b) => a.seq - b.seq);
+  const others = notes.filter((n) => n.kind !== "APPENDED");
+  return events.length > 0 ? [...others, { kind: "APPENDED", events }] : others;
 }
 
 /** Runs a write with an outbox, then publishes what it committed. */
@@ -140,6 +243,8 @@ async function applyEntry(
   item: unknown,
   read: McpEntry | null,
   at: Omit<Step, "outcome">,
+  /** Told when only the database is left to wait for: the next entry may begin. */
+  begun: () => void = () => undefined,
 ): Promise<Outcome> {
   const { db } = deps;
   let entry = read;
@@ -167,9 +272,10 @@ async function applyEntry(
       throw error;
     });
     const read = latest && readMcpEntry(latest);
-    if (read?.isLatest) return applyEntry(deps, claim, source, latest, read, at);
+    if (read?.isLatest) return applyEntry(deps, claim, source, latest, read, at, begun);
     entry = { ...entry, isLatest: true };
   }
+  begun();
   const server = (item as { server: Record<string, unknown> }).server;
   // Older versions are the upstream's history; the provider holds the latest.
   const current = existing && existing.upstreamMark === entry.updatedAt && existing.upstreamVersion === entry.version;
