@@ -33,6 +33,8 @@ export interface FixedSample {
   /** 2xx answers timed, and the slowest of them (ms). */
   count?: number;
   max?: number;
+  /** The failures by status, or by error code for a request that got no answer. */
+  failed?: Record<string, number>;
 }
 
 export function quantile(sorted: number[], q: number): number {
@@ -45,7 +47,8 @@ export function quantile(sorted: number[], q: number): number {
  * answered (an open model), over keep-alive connections; latency from the moment each is sent to
  * its whole answer. autocannon's own rate limit sends each second's quota back to back at the start
  * of the second — a burst at full speed, then silence — which measures a saturated server again.
- * With `stop`, the phase ends when it is aborted, or after `seconds` at the latest.
+ * With `stop`, the phase ends when it is aborted, or after `seconds` at the latest; `timed` hears of
+ * every answer timed (when it was sent, performance.now(), and its latency).
  */
 export async function fixedRate(
   url: string,
@@ -53,11 +56,17 @@ export async function fixedRate(
   seconds: number,
   rate: number,
   stop?: AbortSignal,
+  timed?: (sentAt: number, ms: number) => void,
 ): Promise<FixedSample> {
   const target = new URL(url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const latencies: number[] = [];
   let failures = 0;
+  const failed: Record<string, number> = {};
+  const fail = (kind: string) => {
+    failures += 1;
+    failed[kind] = (failed[kind] ?? 0) + 1;
+  };
   const total = Math.max(1, Math.round(seconds * rate));
   const start = performance.now();
   const pending: Promise<void>[] = [];
@@ -87,15 +96,17 @@ export async function fixedRate(
           (res) => {
             res.resume();
             res.once("end", () => {
-              if (res.statusCode && res.statusCode >= 200 && res.statusCode < 300)
-                latencies.push(performance.now() - began);
-              else failures += 1;
+              if (res.statusCode && res.statusCode >= 200 && res.statusCode < 300) {
+                const ms = performance.now() - began;
+                latencies.push(ms);
+                timed?.(began, ms);
+              } else fail(String(res.statusCode));
               resolve();
             });
           },
         );
-        req.once("error", () => {
-          failures += 1;
+        req.once("error", (error: NodeJS.ErrnoException) => {
+          fail(error.code ?? error.message);
           resolve();
         });
         req.end(sent.body);
@@ -113,6 +124,7 @@ export async function fixedRate(
     failures,
     count: latencies.length,
     max: latencies[latencies.length - 1] ?? Number.NaN,
+    failed,
   };
 }
 

@@ -41,7 +41,15 @@ import { COMMON_LABEL } from "../../scripts/synthetic/vocabulary.ts";
 import { signReviewerToken } from "../../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../../src/config.ts";
 import { sqlitePath } from "../../src/db/client.ts";
-import { cpuSeconds, type FixedSample, fixedRate, postgresCpu, postgresCpuSince, type Request } from "./measure.ts";
+import {
+  cpuSeconds,
+  type FixedSample,
+  fixedRate,
+  postgresCpu,
+  postgresCpuSince,
+  quantile,
+  type Request,
+} from "./measure.ts";
 import { withPg } from "./pg.seed.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -233,6 +241,9 @@ interface Reads {
   list: FixedSample;
 }
 
+/** Every answer of a read during a sync: when it was sent (ms after the ask) and its latency. */
+type Timeline = [number, number][];
+
 interface SyncFigures {
   /** From the ask to the source's lastSuccessAt, and to the moment this process saw it IDLE. */
   wallS: number;
@@ -246,6 +257,10 @@ interface SyncFigures {
   postgresCpuS: number | null;
   upstreamCpuS: number;
   reads: Reads;
+  /** Each read's p99 leaving out what was sent in the sync's first 5 s (V8 compiles its path then). */
+  warmP99: { detail: number; list: number };
+  /** Both reads' p99 by 10 s of the sync. */
+  p99By10s: number[];
   errors: string[];
 }
 
@@ -301,11 +316,17 @@ async function main(): Promise<number> {
       const res = await fetch(`${url}${r.path}`);
       if (res.status !== 200) throw new Error(`${r.path}: ${res.status} ${await res.text()}`);
     }
-    /** Both reads at RATE each, for `seconds` or until `stop` aborts. */
-    const reads = async (seconds: number, stop?: AbortSignal): Promise<Reads> => {
+    /** Both reads at RATE each, for `seconds` or until `stop` aborts; `timelines` keep each one's answers. */
+    const reads = async (
+      seconds: number,
+      stop?: AbortSignal,
+      timelines?: { from: number; detail: Timeline; list: Timeline },
+    ): Promise<Reads> => {
+      const keep = (line: Timeline | undefined) =>
+        line && timelines ? (sentAt: number, ms: number) => void line.push([sentAt - timelines.from, ms]) : undefined;
       const [d, l] = await Promise.all([
-        fixedRate(url, detail, seconds, RATE, stop),
-        fixedRate(url, list, seconds, RATE, stop),
+        fixedRate(url, detail, seconds, RATE, stop, keep(timelines?.detail)),
+        fixedRate(url, list, seconds, RATE, stop, keep(timelines?.list)),
       ]);
       return { detail: d, list: l };
     };
@@ -339,7 +360,8 @@ async function main(): Promise<number> {
       const upstreamBefore = cpuSeconds(upstream.child.pid as number);
       const pgBefore = DIALECT === "postgresql" ? postgresCpu() : null;
       const askedAt = Date.now();
-      const load = reads(3600, stop.signal);
+      const timelines = { from: performance.now(), detail: [] as Timeline, list: [] as Timeline };
+      const load = reads(3600, stop.signal, timelines);
       const sourceId = await ask();
       let source: SourceView;
       let lastLog = Date.now();
@@ -365,6 +387,16 @@ async function main(): Promise<number> {
       const upstreamCpuS = cpuSeconds(upstream.child.pid as number) - upstreamBefore;
       const postgresCpuS = pgBefore ? postgresCpuSince(pgBefore) : null;
       const sample = await load;
+      const p99Of = (line: Timeline) =>
+        quantile(
+          line.map(([, ms]) => ms).sort((a, b) => a - b),
+          0.99,
+        );
+      const warm = (line: Timeline) => p99Of(line.filter(([at]) => at >= 5000));
+      const both = [...timelines.detail, ...timelines.list];
+      const p99By10s = Array.from({ length: Math.ceil((1000 * observedS) / 10_000) }, (_, k) =>
+        r1(p99Of(both.filter(([at]) => at >= k * 10_000 && at < (k + 1) * 10_000))),
+      );
       const wallS = (Date.parse(source.lastSuccessAt ?? "") - askedAt) / 1000;
       const errors = source.state === "FAILED" ? source.lastErrors.map((e) => e.message) : [];
       const countsHeld =
@@ -385,6 +417,8 @@ async function main(): Promise<number> {
         postgresCpuS,
         upstreamCpuS,
         reads: sample,
+        warmP99: { detail: warm(timelines.detail), list: warm(timelines.list) },
+        p99By10s,
         errors,
       };
     };
@@ -445,6 +479,12 @@ async function main(): Promise<number> {
         goal: `${changed.expect.seen} / ${changed.expect.updated} / ${changed.expect.retired}`,
         met: incremental.countsHeld,
       },
+      {
+        target: "reads that failed during the syncs",
+        value: [bootstrap, incremental].reduce((n, run) => n + run.reads.detail.failures + run.reads.list.failures, 0),
+        goal: "0",
+        met: [bootstrap, incremental].every((run) => run.reads.detail.failures + run.reads.list.failures === 0),
+      },
       ...(["detail", "list"] as const).flatMap((read) =>
         (
           [
@@ -467,8 +507,11 @@ async function main(): Promise<number> {
     const args = process.argv.slice(2).join(" ");
     const command = `npx tsx tests/bench/mirror.bench.ts${args ? ` ${args}` : ""}`;
     const name = DIALECT === "sqlite" ? "SQLite" : "PostgreSQL";
-    const readRow = (label: string, r: Reads) =>
-      `| ${label} | ${r.detail.count} · ${r2(r.detail.p50)} / ${r2(r.detail.p99)} / ${r2(r.detail.max ?? Number.NaN)}${r.detail.failures ? ` (${r.detail.failures} failed)` : ""} | ${r.list.count} · ${r2(r.list.p50)} / ${r2(r.list.p99)} / ${r2(r.list.max ?? Number.NaN)}${r.list.failures ? ` (${r.list.failures} failed)` : ""} |`;
+    const readCell = (s: FixedSample) => {
+      const failed = Object.entries(s.failed ?? {}).map(([kind, n]) => `${n} × ${kind}`);
+      return `${s.count} · ${r2(s.p50)} / ${r2(s.p99)} / ${r2(s.max ?? Number.NaN)}${failed.length ? ` (failed: ${failed.join(", ")})` : ""}`;
+    };
+    const readRow = (label: string, r: Reads) => `| ${label} | ${readCell(r.detail)} | ${readCell(r.list)} |`;
     const cpuText = (run: SyncFigures) =>
       `${r1(run.serviceCpuS)} s (${r1((100 * run.serviceCpuS) / run.observedS)}% of a core; the sync's, less the read load idle: ${r1(run.syncCpuS)} s, ${r2((1000 * run.syncCpuS) / Math.max(1, run.counts.seen))} ms an entry)`;
     const lines = [
@@ -507,6 +550,8 @@ async function main(): Promise<number> {
       readRow(`during the bootstrap (${r1(bootstrap.observedS)} s)`, bootstrap.reads),
       readRow(`idle, after the bootstrap (${IDLE} s)`, idleAfter.reads),
       readRow(`during the incremental sync (${r2(incremental.observedS)} s)`, incremental.reads),
+      "",
+      `Leaving out what was sent in the first 5 s of the bootstrap (while V8 compiles the sync's path), the p99 is ${r2(bootstrap.warmP99.detail)} ms (detail) and ${r2(bootstrap.warmP99.list)} ms (list). Both reads' p99 by 10 s of the bootstrap, ms: ${bootstrap.p99By10s.join(", ")}.`,
       "",
       `The service idle under the read load: ${r1(100 * idleBefore.serviceCpu)}% of a core before the bootstrap, ${r1(100 * idleAfter.serviceCpu)}% after${idleBefore.postgresCpu === null ? "" : ` (PostgreSQL ${r1(100 * idleBefore.postgresCpu)}% and ${r1(100 * (idleAfter.postgresCpu ?? Number.NaN))}%)`}. ` +
         `The upstream served ${upstreamStats.lists} list requests (${upstreamStats.requests} in all). ` +
