@@ -90,13 +90,14 @@ describe.each(doors)("$name", (door) => {
 
   describe("masked internal errors", () => {
     test("an unexpected failure is INTERNAL (500) and says nothing of it", async () => {
+      const c = await castOnce();
       jest
-        .spyOn(db.provider, "findMany")
+        .spyOn(db.provider, "findUnique")
         .mockRejectedValueOnce(
-          new Error('SQLITE_ERROR: near "SELECT * FROM providers" at /work/main/src/providers/provider.schema.ts:1:1'),
+          new Error('SQLITE_ERROR: near "SELECT * FROM providers" at /work/main/src/providers/version.schema.ts:1:1'),
         );
-      // The change-feed page of the list reads through Prisma's findMany.
-      const outcome = await door.run("Query.providers", { limit: 1, updatedSince: "2020-01-01T00:00:00Z" });
+      // A provider's versions are read through Prisma's findUnique.
+      const outcome = await door.run("Query.providerVersions", { providerCode: c.visible, limit: 1 });
       // On GraphQL a field that failed is a field error of an operation that ran: 200 (GraphQL over HTTP).
       expect([outcome.code, outcome.status, outcome.answer.status]).toEqual([
         "INTERNAL",
@@ -130,8 +131,8 @@ describe.each(doors)("$name", (door) => {
         expectNothingInternal(outcome.answer.text);
       }
 
-      jest.spyOn(db.provider, "findMany").mockRejectedValue(new Error("SQLITE_BUSY at /work/main/src/db.ts:3:4"));
-      const failing = await runs("Query.providers", { limit: 1, updatedSince: "2020-01-01T00:00:00Z" });
+      jest.spyOn(db.provider, "findUnique").mockRejectedValue(new Error("SQLITE_BUSY at /work/main/src/db.ts:3:4"));
+      const failing = await runs("Query.providerVersions", { providerCode: visible.providerCode, limit: 1 });
       for (const outcome of failing) {
         expect(outcome.code).toBe("INTERNAL");
         expect(detailOf(outcome)).toBe(MASKED[door.name]);
