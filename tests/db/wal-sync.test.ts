@@ -202,15 +202,17 @@ describe("walSync", () => {
     });
     const sync = walSync(file);
     const write = () => appendFileSync(`${file}-wal`, "y");
-    /** Waits (a bounded number of turns) until `n` fsyncs have begun. */
+    // Opening the WAL runs on libuv's thread pool, which a loaded machine can hold up for many turns of
+    // the loop: these wait on the recorded events, with the suite's cap, rather than count turns.
+    /** Waits until `n` fsyncs have begun (more would break the order the tests assert). */
     const begun = async (n: number) => {
-      for (let i = 0; i < 1000 && releases.length < n; i++) await new Promise((resolve) => setImmediate(resolve));
+      await until(() => releases.length >= n, `fsync ${n} begun`);
       expect(releases.length).toBe(n);
     };
     /** Lets fsync `n` end, and waits until it has. */
     const release = async (n: number) => {
       releases[n]?.();
-      for (let i = 0; i < 1000 && !events.includes(`ended ${n}`); i++) await new Promise((r) => setImmediate(r));
+      await until(() => events.includes(`ended ${n}`), `fsync ${n} ended`);
     };
     /** A few turns of the event loop, in which nothing held may move on. */
     const turns = async () => {
