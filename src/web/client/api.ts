@@ -40,6 +40,8 @@ export interface RequestOptions {
   body?: unknown;
   /** A bearer token (reviewer JWT or agent token). */
   token?: string | null;
+  /** Further request headers (a precondition such as `If-Match`). */
+  headers?: Record<string, string>;
   /** Aborting it rejects with an AbortError (not an ApiError): a superseded request. */
   signal?: AbortSignal;
   timeoutMs?: number;
@@ -60,7 +62,7 @@ export function retryAfterOf(header: string | null, now = Date.now()): number | 
 
 /** Calls `/api/v1{path}`; answers the parsed JSON body, or throws an ApiError. */
 export async function api<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-  const headers: Record<string, string> = { Accept: "application/json" };
+  const headers: Record<string, string> = { Accept: "application/json", ...options.headers };
   if (options.token) headers.Authorization = `Bearer ${options.token}`;
   if (options.body !== undefined) headers["Content-Type"] = "application/json";
   const timeout = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
