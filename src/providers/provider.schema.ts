@@ -6,6 +6,7 @@
 import { actorOf } from "../auth/viewer.ts";
 import { builder, type Context } from "../builder.ts";
 import type { Queryable } from "../db/client.ts";
+import { dialectIn } from "../db/client.ts";
 import { badInput, notFound } from "../errors.ts";
 import { IF_VERSION_DESCRIPTION, ifMatchOf } from "../http/if-match.ts";
 import { idempotencyOf, REPLAY_NOTICE } from "../idempotency/idempotency.plugin.ts";
@@ -21,7 +22,14 @@ import {
 } from "./provider.lifecycle.ts";
 import { relationsAsked } from "./provider.relations.ts";
 import { type Intake, validateIntake, validatePatch } from "./provider.rules.ts";
-import { listChanges, listProviders, searchProviders } from "./provider.search.store.ts";
+import {
+  listChanges,
+  listProviders,
+  PROVIDER_SORTS,
+  type ProviderSort,
+  providerMatchSql,
+  searchProviders,
+} from "./provider.search.store.ts";
 import { type Relations, readProvider } from "./provider.store.ts";
 import {
   IntakeResultRef,
@@ -35,13 +43,24 @@ import { assertVisible, canSee, ownerScope } from "./provider.visibility.ts";
 import { type IntakeRecords, intakeProvider, patchProvider } from "./provider.write.ts";
 
 // ── Queries ─────────────────────────────────────────────────────────────────────────────────
+const ProviderSortEnum = builder.enumType("ProviderSort", {
+  description:
+    "RELEVANCE: best match first when searching (without a search, as UPDATED). UPDATED: most recently updated first. NAME: by name, A to Z, case ignored.",
+  values: PROVIDER_SORTS,
+});
+
 builder.queryFields((t) => ({
   providers: t.field({
     type: ProviderPageRef,
     description:
-      "Provider summaries the caller may see, every filter given holding: best match first when searching, else most recently updated first.",
+      "Provider summaries the caller may see, every filter given holding: best match first when searching, else most recently updated first, or in the order `sort` names.",
     args: {
       ...listFilterArgs(t),
+      sort: t.arg({
+        type: ProviderSortEnum,
+        description:
+          "The order (default RELEVANCE: best match when searching, else UPDATED); a cursor holds to its sort",
+      }),
       limit: t.arg.int({ description: "Page size, 1–100 (default 20)" }),
       cursor: t.arg.string({ description: "The nextCursor of the previous page" }),
     },
@@ -50,6 +69,17 @@ builder.queryFields((t) => ({
       // The filters, once, for both paths (and for the facets, provider.facets.schema.ts).
       const filters = listFilters(args, ctx);
       const wheres = filterWheres(filters);
+      const sort: ProviderSort = args.sort ?? "RELEVANCE";
+      if (filters.since && args.sort) {
+        throw badInput("sort does not apply with updatedSince: the change feed is oldest change first", [
+          { path: "sort", message: "not with updatedSince" },
+        ]);
+      }
+      if (filters.words.length > 0 && sort !== "RELEVANCE") {
+        // Another order than the ranking: the search is one more filter of the plain list.
+        const match = providerMatchSql(dialectIn(ctx.db), "p", filters.words, "all");
+        return listProviders(ctx.db, wheres, limit, args.cursor, { sort, match });
+      }
       if (filters.words.length > 0) {
         // Ranked on the index; the page's rows come with the ranking, in one statement.
         const found = await searchProviders(ctx.db, {
@@ -63,7 +93,7 @@ builder.queryFields((t) => ({
       }
       // With updatedSince the list is a change feed: oldest change first (provider.changes.ts).
       if (filters.since) return listChanges(ctx.db, wheres, limit, args.cursor);
-      return listProviders(ctx.db, wheres, limit, args.cursor);
+      return listProviders(ctx.db, wheres, limit, args.cursor, { sort: sort === "NAME" ? "NAME" : "UPDATED" });
     },
   }),
 

@@ -204,15 +204,65 @@ export function providersTable(alias = "p"): SqlTable {
 
 // ── The providers list ──────────────────────────────────────────────────────────────────────
 /**
- * One page of the providers list without a search: newest change first, `(updatedAt, id)` keyset,
- * in one raw statement (through Prisma's `findMany` its client-side work was most of the read).
+ * The orders of the list: RELEVANCE (best match first, searchProviders; without a search it is
+ * UPDATED), UPDATED (most recently updated first) and NAME (by name, case folded as the database's
+ * lower() folds it, byte order on both dialects, then by id).
+ */
+export const PROVIDER_SORTS = ["RELEVANCE", "UPDATED", "NAME"] as const;
+export type ProviderSort = (typeof PROVIDER_SORTS)[number];
+
+/** The marker of a NAME cursor (its first element), so that one of another order is refused. */
+const BY_NAME = "N";
+/** A name is at most 120 characters (provider.rules.ts) and a cursor's text at most 64: it is kept in two halves. */
+const NAME_PART = 64;
+
+/** The sort key of NAME: the name folded, in byte order on PostgreSQL too (SQLite's default is binary). */
+function nameKeySql(dialect: Dialect, name: Prisma.Sql): Prisma.Sql {
+  return dialect === "postgresql" ? Prisma.sql`(lower(${name}) COLLATE "C")` : Prisma.sql`lower(${name})`;
+}
+
+export interface ListOptions {
+  /** UPDATED (the default) or NAME. */
+  sort?: Exclude<ProviderSort, "RELEVANCE">;
+  /** A condition the filters cannot express as a `where` (a search's match), ANDed with them. */
+  match?: Prisma.Sql;
+}
+
+/**
+ * One page of the providers list without ranking: newest change first on an `(updatedAt, id)`
+ * keyset, or by name on a `(lower(name), id)` one, in one raw statement (through Prisma's
+ * `findMany` its client-side work was most of the read). The name order has no index of its own:
+ * it sorts the rows passing the filters.
  */
 export async function listProviders(
   db: Db,
   filters: readonly Prisma.ProviderWhereInput[],
   limit: number,
   cursor: string | null | undefined,
+  options: ListOptions = {},
 ): Promise<{ items: SummaryRow[]; nextCursor: string | null }> {
+  const match = options.match ? Prisma.sql` AND ${options.match}` : Prisma.empty;
+  if (options.sort === "NAME") {
+    const dialect = dialectIn(db);
+    const key = nameKeySql(dialect, Prisma.raw('p."name"'));
+    const after = cursor ? decodeCursor(cursor, ["string", "int", "string", "string"] as const) : null;
+    if (after && after[0] !== BY_NAME) throw wrongOrderCursor();
+    const last = after ? nameKeySql(dialect, Prisma.sql`CAST(${after[2] + after[3]} AS TEXT)`) : null;
+    const keyset =
+      after && last ? Prisma.sql` AND (${key} > ${last} OR (${key} = ${last} AND p."id" > ${after[1]}))` : Prisma.empty;
+    const rows = await queryRows(
+      db,
+      Prisma.sql`SELECT ${SUMMARY_SQL} FROM "providers" AS p
+        WHERE ${whereSql({ AND: [...filters] }, providersTable("p"))}${match}${keyset}
+        ORDER BY ${key} ASC, p."id" ASC LIMIT ${limit + 1}`,
+    );
+    return page(rows.map(summaryRow), limit, (r) => [
+      BY_NAME,
+      r.id,
+      r.name.slice(0, NAME_PART),
+      r.name.slice(NAME_PART, 2 * NAME_PART),
+    ]);
+  }
   const after = decodeCursor(cursor, ["date", "int"] as const);
   const keyset: Prisma.ProviderWhereInput[] = after
     ? [{ OR: [{ updatedAt: { lt: after[0] } }, { updatedAt: after[0], id: { lt: after[1] } }] }]
@@ -220,10 +270,16 @@ export async function listProviders(
   const rows = await queryRows(
     db,
     Prisma.sql`SELECT ${SUMMARY_SQL} FROM "providers" AS p
-      WHERE ${whereSql({ AND: [...filters, ...keyset] }, providersTable("p"))}
+      WHERE ${whereSql({ AND: [...filters, ...keyset] }, providersTable("p"))}${match}
       ORDER BY p."updatedAt" DESC, p."id" DESC LIMIT ${limit + 1}`,
   );
   return page(rows.map(summaryRow), limit, (r) => [r.updatedAt.toISOString(), r.id]);
+}
+
+function wrongOrderCursor() {
+  return badInput("cursor was issued under another sort; use the nextCursor of a page in this sort", [
+    { path: "cursor", message: "not a cursor of this sort" },
+  ]);
 }
 
 /** The marker of a change-feed cursor, so that a cursor of the newest-first order is refused there. */

@@ -54,7 +54,7 @@ export interface paths {
     };
     /**
      * List provider summaries
-     * @description Provider summaries the caller may see, every filter given holding: best match first when searching, else most recently updated first.
+     * @description Provider summaries the caller may see, every filter given holding: best match first when searching, else most recently updated first, or in the order `sort` names.
      */
     get: operations["providers"];
     put?: never;
@@ -931,6 +931,11 @@ export interface components {
      * @enum {string}
      */
     Lifecycle: "ACTIVE" | "DEPRECATED" | "RETIRED";
+    /**
+     * @description RELEVANCE: best match first when searching (without a search, as UPDATED). UPDATED: most recently updated first. NAME: by name, A to Z, case ignored.
+     * @enum {string}
+     */
+    ProviderSort: "RELEVANCE" | "UPDATED" | "NAME";
     ProviderPage: {
       items: components["schemas"]["ProviderSummary"][];
       /** @description null on the last page */
@@ -2517,6 +2522,8 @@ export interface operations {
         includeRetired?: boolean;
         /** @description Only providers updated at or after this instant (e.g. 2026-11-21T12:00:00Z); without a search the list is then oldest change first, for polling */
         updatedSince?: string;
+        /** @description The order (default RELEVANCE: best match when searching, else UPDATED); a cursor holds to its sort */
+        sort?: components["schemas"]["ProviderSort"];
         /** @description Page size, 1–100 (default 20) */
         limit?: number;
         /** @description The nextCursor of the previous page */
