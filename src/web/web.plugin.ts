@@ -11,7 +11,7 @@ import { brotliCompress, constants, gzip } from "node:zlib";
 import type { Plugin } from "graphql-yoga";
 import type { Provider, ProviderPage } from "./client/types.ts";
 import { type Graphiql, isGraphiqlAsset, graphiql as loadGraphiql } from "./graphiql.ts";
-import { directoryQuery, renderDirectory } from "./render/directory.ts";
+import { type DirectoryFacets, directoryFacetsQuery, directoryQuery, renderDirectory } from "./render/directory.ts";
 import { renderDocument } from "./render/document.ts";
 import { profileDescription, renderProfile, renderProfileNotFound } from "./render/profile.ts";
 import { type Asset, type Bundle, type PageName, webBundle } from "./web.bundle.ts";
@@ -237,12 +237,16 @@ export function useWebPages(options: WebPagesOptions = {}): Plugin {
     const common = { bundle, graphiql: graphiqlOn, signIn: signInOrigin !== undefined };
     if (page === "directory") {
       const info = PAGE_INFO.directory;
-      const read = await readApi<ProviderPage>(
-        app,
-        request,
-        url,
-        `/api/v1/providers?${directoryQuery(url.searchParams)}`,
-      );
+      // The page and its facets' counts, side by side: two reads any client could make.
+      const [read, counted] = await Promise.all([
+        readApi<ProviderPage>(app, request, url, `/api/v1/providers?${directoryQuery(url.searchParams)}`),
+        readApi<DirectoryFacets>(
+          app,
+          request,
+          url,
+          `/api/v1/providers/facets?${directoryFacetsQuery(url.searchParams)}`,
+        ),
+      ]);
       return {
         status: 200,
         text: renderDocument({
@@ -253,7 +257,11 @@ export function useWebPages(options: WebPagesOptions = {}): Plugin {
           nav: info.nav,
           og: { url: `${url.origin}/`, type: "website" },
           ssr: "directory",
-          body: renderDirectory(url.searchParams, read.status === 200 ? read.body : null),
+          body: renderDirectory(
+            url.searchParams,
+            read.status === 200 ? read.body : null,
+            counted.status === 200 ? counted.body : null,
+          ),
         }),
       };
     }
