@@ -19,7 +19,7 @@ import { startRetention } from "./events/event.retention.ts";
 import { startProber } from "./health/health.worker.ts";
 import { writeLogLine } from "./http/request.log.ts";
 import { attachWebSocket } from "./http/websocket.ts";
-import { declareSources, startMirror } from "./mirror/mirror.worker.ts";
+import { declareSources, startMirrorThread } from "./mirror/mirror.worker.ts";
 import { startRechecks } from "./trust/domain.recheck.ts";
 import { webBundle } from "./web/web.bundle.ts";
 import { startWebhooks } from "./webhooks/webhook.delivery.ts";
@@ -90,10 +90,11 @@ const prober = config.health.enabled
     })
   : undefined;
 
-// Registries mirrored (src/mirror/): MIRROR_SOURCES declared, then each sync one replica's, under a lease.
+// Registries mirrored (src/mirror/): MIRROR_SOURCES declared, then each sync one replica's, under a
+// lease, in a thread of the replica's own.
 await declareSources(db, config.mirror);
 const mirror = config.mirror.enabled
-  ? startMirror({ db, outbound: app.mirror.outbound, config: config.mirror, announce: app.announce, log })
+  ? startMirrorThread({ db, databaseUrl: config.databaseUrl, config: config.mirror, announce: app.announce, log })
   : undefined;
 if (mirror) app.mirror.kick = () => mirror.kick();
 

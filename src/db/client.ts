@@ -5,7 +5,7 @@ import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQuery, SqlQueryable 
 import { DEFAULT_DATABASE_POOL_SIZE } from "../config.ts";
 import { Prisma, PrismaClient } from "../generated/prisma/client.ts";
 import { type Checkpointer, type CheckpointOptions, startCheckpointer } from "./checkpoint.ts";
-import { isolatedSqlite, rawQuery, rowObjects, walSync } from "./sqlite.ts";
+import { type GateHolder, isolatedSqlite, rawQuery, rowObjects, type WriteGate, walSync, writeGate } from "./sqlite.ts";
 import { cachedStatements } from "./statement.cache.ts";
 
 export type Dialect = "sqlite" | "postgresql";
@@ -244,16 +244,40 @@ export async function queryRows(
     : rowObjects(await (connection as RawQueryable).queryRaw(rawQuery(query)));
 }
 
+/** SQLite clients' write gates (db/sqlite.ts): empty until `shareWrites` is asked for one. */
+const gates = new WeakMap<object, GateHolder>();
+
+/**
+ * The write turns of an SQLite client, for a connection another thread of this process opens to the
+ * same file (`openDb`'s `writes`): from now on the client's own writes take them too. PostgreSQL's
+ * connections need none (undefined).
+ */
+export function shareWrites(db: Db): WriteGate | undefined {
+  const holder = gates.get(db);
+  if (!holder) return undefined;
+  holder.current ??= writeGate();
+  return holder.current;
+}
+
+export interface OpenOptions {
+  /** Tunes SQLite's WAL checkpoints (db/checkpoint.ts; tests). */
+  checkpoints?: CheckpointOptions;
+  /** PostgreSQL: connections per pool (DATABASE_POOL_SIZE). */
+  poolSize?: number;
+  /**
+   * SQLite, in a thread beside the one that opened the file first: the write turns its `shareWrites`
+   * granted. That one's checkpoint worker serves both, so this connection starts none of its own.
+   */
+  writes?: WriteGate;
+}
+
 /**
  * Opens the PrismaClient for the configured database. SQLite is the embedded default: its folder is
- * created on first start, with a busy timeout so a writer waits rather than fails; `checkpoints`
- * tunes its WAL checkpoints (db/checkpoint.ts; tests). PostgreSQL goes through @prisma/adapter-pg
- * over two pools of `poolSize` connections each (DATABASE_POOL_SIZE), with named statements (db/postgres.ts).
+ * created on first start, with a busy timeout so a writer waits rather than fails. PostgreSQL goes
+ * through @prisma/adapter-pg over two pools of `poolSize` connections each, with named statements
+ * (db/postgres.ts).
  */
-export async function openDb(
-  databaseUrl: string,
-  options: { checkpoints?: CheckpointOptions; poolSize?: number } = {},
-): Promise<Db> {
+export async function openDb(databaseUrl: string, options: OpenOptions = {}): Promise<Db> {
   if (dialectOf(databaseUrl) === "postgresql") {
     // One after the other: both load pg, and jest's ESM loader fails on one module linked twice at once.
     const { openPostgres } = await import("./postgres.ts");
@@ -272,16 +296,23 @@ export async function openDb(
   // connection (queryRows).
   const durable = path === ":memory:" ? undefined : walSync(path);
   let checkpoints: Checkpointer | null = null;
+  const gate: GateHolder = { current: options.writes };
   const direct = readingDirectly(
-    isolatedSqlite(cachedStatements(new PrismaBetterSqlite3({ url: path, timeout: 5000 })), durable, {
-      beforeWrite: () => checkpoints?.beforeWrite(),
-      stop: async () => {
-        await checkpoints?.stop();
+    isolatedSqlite(
+      cachedStatements(new PrismaBetterSqlite3({ url: path, timeout: 5000 })),
+      durable,
+      {
+        beforeWrite: () => checkpoints?.beforeWrite(),
+        stop: async () => {
+          await checkpoints?.stop();
+        },
       },
-    }),
+      gate,
+    ),
   );
   const client = withDialect(new PrismaClient({ adapter: direct.factory, transactionOptions: TRANSACTIONS }), "sqlite");
   direct.enable(client);
+  gates.set(client, gate);
   if (path !== ":memory:") {
     // WAL: readers never block the writer, and a commit is one append to the log. The migration
     // runner sets it too (it is stored in the file); set here so that no database is ever opened
@@ -302,7 +333,7 @@ export async function openDb(
   // search index) keeps a statement journal to undo itself; in a file, that was a temporary file
   // created and deleted by every other PATCH, on the event loop. In memory it is a few pages.
   await client.$executeRawUnsafe("PRAGMA temp_store = MEMORY");
-  if (path !== ":memory:") {
+  if (path !== ":memory:" && !options.writes) {
     // Checkpoints in a worker thread, not inside a COMMIT on the event loop (db/checkpoint.ts);
     // should the worker fail, the connection takes them back (SQLite's default, 1,000 pages).
     checkpoints = await startCheckpointer(

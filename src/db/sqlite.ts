@@ -195,16 +195,44 @@ export function walSync(databasePath: string): Sync {
 /** Whether a plain statement only reads (every raw read here is one SELECT); anything else is synced. */
 const READ = /^\s*SELECT\b/i;
 
-function isolated(inner: Inner, sync: Sync | undefined, checkpoints: Checkpointer | undefined): Adapter {
+/**
+ * A turn to write to the database file, shared by its connections in this process's threads (the
+ * mirror's, src/mirror/mirror.thread.ts): every write and transaction of each takes one first. Without
+ * it a write finding another connection's transaction open would wait for SQLite's lock inside the
+ * busy handler, which sleeps on the event loop, and a transaction that read before another connection
+ * committed could not upgrade to a write at all (SQLITE_BUSY_SNAPSHOT). Reads need none: in WAL mode
+ * they never wait for a writer.
+ */
+export type WriteGate = () => Promise<() => void>;
+
+/** A connection's write gate, set once another thread's connection shares the file (`shareWrites`). */
+export interface GateHolder {
+  current?: WriteGate;
+}
+
+/** The first-come-first-served gate a primary connection grants write turns from. */
+export function writeGate(): WriteGate {
+  return fifoLock().turn;
+}
+
+function isolated(
+  inner: Inner,
+  sync: Sync | undefined,
+  checkpoints: Checkpointer | undefined,
+  gate: GateHolder,
+): Adapter {
   const lock = fifoLock();
   const turn = lock.turn;
   const alone = async <T>(run: () => Promise<T>, write: boolean): Promise<T> => {
+    // The gate before the connection's turn: reads queued behind a write do not wait for another thread's.
+    const open = write ? await gate.current?.() : undefined;
     const release = await turn();
     try {
       if (write) await checkpoints?.beforeWrite();
       return await run();
     } finally {
       release();
+      open?.();
     }
   };
   /** Waits, after a write, for its commit to be on disk. */
@@ -239,6 +267,7 @@ function isolated(inner: Inner, sync: Sync | undefined, checkpoints: Checkpointe
       await sync?.close?.();
     },
     async startTransaction(isolationLevel) {
+      const open = await gate.current?.();
       const release = await turn();
       let tx: InnerTransaction;
       try {
@@ -246,6 +275,7 @@ function isolated(inner: Inner, sync: Sync | undefined, checkpoints: Checkpointe
         tx = await inner.startTransaction(isolationLevel);
       } catch (error) {
         release();
+        open?.();
         throw error;
       }
       // The turn ends with the transaction, however it ends.
@@ -254,6 +284,7 @@ function isolated(inner: Inner, sync: Sync | undefined, checkpoints: Checkpointe
           await how();
         } finally {
           release();
+          open?.();
         }
       };
       return {
@@ -280,10 +311,15 @@ function isolated(inner: Inner, sync: Sync | undefined, checkpoints: Checkpointe
  * The adapter factory whose connections keep transactions isolated and, given `sync`, answer a write
  * only once `sync` has made it durable (see above; the connection must then run `synchronous = NORMAL`).
  * Given `checkpoints` (db/checkpoint.ts), every write asks them first, in its turn, and they stop
- * before the connection closes.
+ * before the connection closes. Every write takes a turn of `gate`'s, once it holds one.
  */
-export function isolatedSqlite(factory: Factory, sync?: Sync, checkpoints?: Checkpointer): Factory {
+export function isolatedSqlite(
+  factory: Factory,
+  sync?: Sync,
+  checkpoints?: Checkpointer,
+  gate: GateHolder = {},
+): Factory {
   return Object.assign(Object.create(factory) as Factory, {
-    connect: async () => isolated(await factory.connect(), sync, checkpoints),
+    connect: async () => isolated(await factory.connect(), sync, checkpoints, gate),
   });
 }

@@ -55,7 +55,7 @@ export const PAGE_SIZE = 100;
  * commit's flush, mostly waited for: a few at once keep the process busy (docs/performance.md, "The
  * mirror at scale"). SQLite's one connection runs one transaction at a time.
  */
-const AT_ONCE: Record<Db["dialect"], number> = { sqlite: 1, postgresql: 4 };
+export const AT_ONCE: Record<Db["dialect"], number> = { sqlite: 1, postgresql: 4 };
 
 export interface SyncDeps {
   db: Db;

@@ -1,10 +1,13 @@
 /**
  * The mirror, one per replica, off the request path: it claims a due source under a lease, syncs it
  * to its end (renewing the lease each page) and sets when it is due again — its interval after a
- * success, a growing delay after a failure. The lease makes each sync one replica's.
+ * success, a growing delay after a failure. The lease makes each sync one replica's. A replica runs
+ * it in a thread of its own (`startMirrorThread`, mirror.thread.ts): a bootstrap of thousands of
+ * entries is minutes of CPU, which on the replica's event loop would stretch every request's answer.
  */
+import { Worker } from "node:worker_threads";
 import type { MirrorConfig } from "../config.ts";
-import type { Db } from "../db/client.ts";
+import { type Db, type Dialect, shareWrites } from "../db/client.ts";
 import type { FeedNote } from "../feed/feed.outbox.ts";
 import type { Outbound } from "../outbound/outbound.ts";
 import { followSource } from "./mirror.follow.ts";
@@ -125,6 +128,114 @@ export function startMirror(options: MirrorOptions): Mirror {
       stopping = true;
       if (timer) clearTimeout(timer);
       await running;
+    },
+  };
+}
+
+/** What the mirror's thread is started with: plain data, as a thread's start takes. */
+export interface ThreadData {
+  databaseUrl: string;
+  dialect: Dialect;
+  config: MirrorConfig;
+}
+
+/** Messages to the mirror's thread: a write turn granted, a kick, the stop. */
+export type ToThread = { kind: "granted"; id: number } | { kind: "kick" } | { kind: "stop" };
+
+/** Messages from it: a write turn asked for or ended, what it committed, a log line, stopped. */
+export type FromThread =
+  | { kind: "turn"; id: number }
+  | { kind: "release"; id: number }
+  | { kind: "announce"; notes: FeedNote[] }
+  | { kind: "log"; line: Record<string, unknown> }
+  | { kind: "stopped" };
+
+export interface ThreadOptions {
+  /** The replica's own client: on SQLite the thread's writes take turns with its writes. */
+  db: Db;
+  databaseUrl: string;
+  config: MirrorConfig;
+  announce: MirrorOptions["announce"];
+  log?: MirrorOptions["log"];
+}
+
+/** How long a thread that ended unasked waits before it is started again. */
+const RESTART_MS = 5000;
+
+/** The thread's module, beside this one: `.ts` when run from the sources (tsx), `.js` when built. */
+const THREAD = new URL(`./mirror.thread${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url);
+
+/** The replica's mirror in a thread of its own (mirror.thread.ts), started again should it end unasked. */
+export function startMirrorThread(options: ThreadOptions): Mirror {
+  const { db, log } = options;
+  const gate = shareWrites(db);
+  let worker: Worker | null = null;
+  let stopping = false;
+  let restart: NodeJS.Timeout | null = null;
+  /** The write turns the thread holds, by its ids: let go should it end holding one. */
+  const held = new Map<number, () => void>();
+  /** Announcements in the order the thread committed them. */
+  let announcing = Promise.resolve();
+
+  const start = () => {
+    const thread = new Worker(THREAD, {
+      workerData: {
+        databaseUrl: options.databaseUrl,
+        dialect: db.dialect,
+        config: options.config,
+      } satisfies ThreadData,
+    });
+    worker = thread;
+    thread.on("message", (message: FromThread) => {
+      if (message.kind === "turn") {
+        if (!gate) return;
+        void gate().then((release) => {
+          // Granted after the thread ended: nobody holds it.
+          if (worker !== thread) return release();
+          held.set(message.id, release);
+          thread.postMessage({ kind: "granted", id: message.id } satisfies ToThread);
+        });
+      } else if (message.kind === "release") {
+        held.get(message.id)?.();
+        held.delete(message.id);
+      } else if (message.kind === "announce") {
+        announcing = announcing
+          .then(() => options.announce(message.notes))
+          .catch((error) => log?.({ level: "error", msg: "mirror announce failed", error: String(error) }));
+      } else if (message.kind === "log") {
+        log?.(message.line);
+      }
+    });
+    thread.on("error", (error) => log?.({ level: "error", msg: "mirror thread failed", error: String(error) }));
+    thread.on("exit", (code) => {
+      if (worker === thread) worker = null;
+      for (const release of held.values()) release();
+      held.clear();
+      if (stopping) return;
+      log?.({ level: "warn", msg: "mirror thread ended; starting it again", code, inMs: RESTART_MS });
+      restart = setTimeout(start, RESTART_MS);
+      restart.unref();
+    });
+  };
+  start();
+  return {
+    kick() {
+      worker?.postMessage({ kind: "kick" } satisfies ToThread);
+    },
+    async stop() {
+      stopping = true;
+      if (restart) clearTimeout(restart);
+      const thread = worker;
+      if (thread) {
+        // The thread ends its run where it is (its position kept), then closes its connection.
+        await new Promise<void>((resolve) => {
+          thread.on("message", (message: FromThread) => message.kind === "stopped" && resolve());
+          thread.once("exit", () => resolve());
+          thread.postMessage({ kind: "stop" } satisfies ToThread);
+        });
+        await thread.terminate();
+      }
+      await announcing;
     },
   };
 }

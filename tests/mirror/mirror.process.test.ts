@@ -13,8 +13,17 @@ import { join } from "node:path";
 import { afterAll, describe, expect, test } from "@jest/globals";
 import { signReviewerToken } from "../../src/auth/reviewer.jwt.ts";
 import { loadConfig } from "../../src/config.ts";
+import { intakeBody } from "../builders.ts";
 import { copyOfTemplate, ON_POSTGRES } from "../database.ts";
-import { cleanUp, PROCESS_JWT_SECRET, request, type Server, startServer, tempDir } from "../process/server.process.ts";
+import {
+  cleanUp,
+  PROCESS_JWT_SECRET,
+  pool,
+  request,
+  type Server,
+  startServer,
+  tempDir,
+} from "../process/server.process.ts";
 import { until } from "../wait.ts";
 import { startFakeRegistry } from "./fake.registry.ts";
 
@@ -62,6 +71,18 @@ describe(`SIGKILL in the middle of a sync (${ON_POSTGRES ? "PostgreSQL" : "SQLit
       const killedAfter = upstream.requests.length;
 
       const second = await startServer(databaseUrl, env);
+      // Requests write while the mirror's thread does, on its own connection: each is answered, and
+      // kept. Each intake reads before it writes, which on SQLite needs the write turns both connections take.
+      const intakes = await pool(
+        Array.from({ length: 40 }, (_, i) => async () => {
+          const answer = await request(second, "POST", "/api/v1/providers", {
+            body: intakeBody({ providerCode: `during-sync-${i}` }),
+          });
+          return { status: answer.status, at: Date.now() };
+        }),
+        4,
+      );
+      expect(intakes.map((i) => i.status)).toEqual(intakes.map(() => 201));
       const source = await until(
         async () => {
           const list = await request(second, "GET", "/api/v1/mirror/sources", { token: admin });
@@ -76,10 +97,15 @@ describe(`SIGKILL in the middle of a sync (${ON_POSTGRES ? "PostgreSQL" : "SQLit
       expect(source.counts).toMatchObject({ created: SERVERS, updated: 0, retired: 0, skipped: 0 });
       expect(source.mirrored).toBe(SERVERS);
       const events = await allEvents(second);
-      const created = events.filter((e) => e.kind === "PROVIDER_CREATED").map((e) => e.providerCode);
+      const intaken = new Set(intakes.map((_, i) => `during-sync-${i}`));
+      const all = events.filter((e) => e.kind === "PROVIDER_CREATED").map((e) => e.providerCode ?? "");
+      const created = all.filter((code) => !intaken.has(code));
       expect(created).toHaveLength(SERVERS);
       expect(new Set(created).size).toBe(SERVERS);
       expect(events.filter((e) => e.kind === "PROVIDER_UPDATED")).toEqual([]);
+      // The intakes ran during the sync, and each is in the log.
+      expect(intakes[0]!.at).toBeLessThan(Date.parse(source.lastSuccessAt));
+      expect(new Set(all.filter((code) => intaken.has(code)))).toEqual(intaken);
     } finally {
       await upstream.close();
     }
