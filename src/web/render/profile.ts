@@ -2,8 +2,10 @@
  * A profile (`/providers/{code}`) as the server sends it, from the profile operation's answer for
  * the request's viewer: the head with the health state and uptime by the title, the Connect panel
  * first, the description rendered from Markdown, every section of the browser's profile page (same
- * markup, which pages/profile.ts adopts), and the shells of the sections its script loads (recent
- * changes, the version history and its diffs). And the page of an agent that is not there.
+ * markup, which pages/profile.ts adopts), the contact and tokens when the read shows them (to the
+ * owner or a reviewer), and the shells of the sections its script loads (recent changes, the
+ * version history and its diffs), with plain links to each version for a reader without a script.
+ * And the page of an agent that is not there.
  */
 import type { Provider } from "../client/types.ts";
 import { type ConnectBlock, connectBlocks } from "./connect.ts";
@@ -128,10 +130,32 @@ function healthBody(p: Provider): Html {
   }`;
 }
 
+/** The newest versions a page without a script links to; the API's list pages through the rest. */
+const VERSION_LINKS = 20;
+
+/**
+ * The version history as plain links (each version's snapshot, and its changes from the one
+ * before): versions run from 1 to the current one without a gap, so they need no read of their own.
+ */
+function versionLinks(p: Provider): Html {
+  const code = encodeURIComponent(p.providerCode);
+  const base = `/api/v1/providers/${code}/versions`;
+  const newest = Array.from({ length: Math.min(p.version, VERSION_LINKS) }, (_, i) => p.version - i);
+  return html`<ol class="versions">${newest.map(
+    (n) =>
+      html`<li class="version" data-version="${n}"><p><strong>Version ${n}</strong>: <a href="${base}/${n}">the profile as it stood</a>${
+        n > 1 ? html` · <a href="${base}/${n - 1}/diff/${n}">its changes from version ${n - 1}</a>` : " (the intake)"
+      }</p></li>`,
+  )}</ol><p><a href="${base}">Every version, with who made it and when</a> (JSON).</p>`;
+}
+
 /** `<main>`'s content for a profile the viewer may see. */
 export function renderProfile(p: Provider, origin: string): Html {
   const code = encodeURIComponent(p.providerCode);
   const blocks = connectBlocks(p, origin);
+  // Null for everyone but the owner and reviewers, whom the read showed them.
+  const contactEmail = p.contactEmail ?? null;
+  const tokens = p.tokens ?? null;
   const sections: [string, string][] = [
     ...(blocks.length ? ([["connect", "Connect"]] as [string, string][]) : []),
     ["about", "About"],
@@ -143,6 +167,8 @@ export function renderProfile(p: Provider, origin: string): Html {
     ["tools", "Tools"],
     ["policy", "Usage policy"],
     ["roles", "People and roles"],
+    ...(contactEmail !== null ? ([["contact", "Contact"]] as [string, string][]) : []),
+    ...(tokens !== null ? ([["tokens", "Access tokens"]] as [string, string][]) : []),
     ["changes", "Recent changes"],
     ["timeline", "Review timeline"],
     ["versions", "Version history"],
@@ -155,6 +181,8 @@ export function renderProfile(p: Provider, origin: string): Html {
       : ""
   }<p class="badges">${[
     badge(humanize(p.agentType), "neutral", "Agent type"),
+    // Without health the slot waits in the badges, for a check the script may make.
+    p.health ? null : html`<span class="health-slot"></span>`,
     tierBadge(p.trustTier),
     lifecycleBadge(p),
     stageBadge(p.reviewStage),
@@ -232,7 +260,10 @@ export function renderProfile(p: Provider, origin: string): Html {
     "Health",
     html`<p class="hint">As the registry's prober finds the endpoint, checking it every few minutes; not stated by the publisher.</p>`,
     html`<div class="health-body">${healthBody(p)}</div>`,
-    html`<details class="owner-signin"><summary>Your agent? Sign in with its access token to check it now</summary><div data-slot="owner-signin"></div></details>`,
+    // Whoever is shown the tokens may check now (the script adds the button); anyone else may sign in.
+    tokens !== null
+      ? html`<div data-slot="health-actions"></div>`
+      : html`<details class="owner-signin"><summary>Your agent? Sign in with its access token to check it now</summary><div data-slot="owner-signin"></div></details>`,
   );
 
   const packages = section(
@@ -337,7 +368,34 @@ export function renderProfile(p: Provider, origin: string): Html {
       : none("No people listed."),
   );
 
-  // The page's script reads these two sections; without it, they point at the same reads as JSON.
+  const contact =
+    contactEmail !== null
+      ? section("contact", "Contact", facts([["Email", html`<a href="mailto:${contactEmail}">${contactEmail}</a>`]]))
+      : null;
+
+  const tokenSection =
+    tokens !== null
+      ? section(
+          "tokens",
+          "Access tokens",
+          tokens.length
+            ? table(
+                "Access tokens",
+                ["Prefix", "Label", "Created", "Last used", "Expires", "Revoked"],
+                tokens.map((t) => [
+                  html`<code>${t.prefix}…</code>`,
+                  t.label ?? "—",
+                  time(t.createdAt),
+                  time(t.lastUsedAt),
+                  time(t.expiresAt),
+                  t.revokedAt ? time(t.revokedAt) : "Active",
+                ]),
+              )
+            : none("No tokens."),
+        )
+      : null;
+
+  // The page's script reads these two sections; without it, they are plain links to the same reads.
   const changes = section(
     "changes",
     "Recent changes",
@@ -362,11 +420,11 @@ export function renderProfile(p: Provider, origin: string): Html {
     "versions",
     "Version history",
     html`<p class="hint">Newest first.</p>`,
-    html`<noscript><p><a href="/api/v1/providers/${code}/versions">The versions as JSON</a></p></noscript>`,
+    html`<noscript>${versionLinks(p)}</noscript>`,
   );
 
-  // A viewer shown tokens (a session's owner or reviewer) gets the script's own drawing, which
-  // holds what they act on (contact, tokens, Check now, drift): the server draws the public view.
+  // A viewer shown tokens (the owner, a reviewer) is marked: the script then reads the profile as
+  // JSON too, for what it adds that acts (Check now, drift, the owner's edit form).
   return html`<div class="profile" data-code="${p.providerCode}"${p.tokens ? html` data-private="true"` : ""}>${[
     head,
     connect,
@@ -380,6 +438,8 @@ export function renderProfile(p: Provider, origin: string): Html {
     tools,
     policy,
     roles,
+    contact,
+    tokenSection,
     changes,
     timeline,
     versions,
