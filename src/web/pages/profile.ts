@@ -16,7 +16,7 @@ import {
   reviewerToken,
   setOwnerToken,
 } from "../client/api.ts";
-import { type Change, type PatchStep, patchChanges, patchSteps } from "../client/diff.ts";
+import { type PatchStep, patchChanges, patchSteps } from "../client/diff.ts";
 import { adoptMain, type Child, h, replace, uid } from "../client/dom.ts";
 import { changedFields, kindWords } from "../client/events.ts";
 import { HEALTH, healthBadge, uptimeWords } from "../client/health.ts";
@@ -52,6 +52,7 @@ import {
 } from "../client/ui.ts";
 import { type ConnectBlock, connectBlocks } from "../render/connect.ts";
 import { notProbed } from "../render/words.ts";
+import { diffTable } from "./profile.diff.ts";
 
 const main = adoptMain();
 void mountAccount();
@@ -344,6 +345,8 @@ function render(p: Provider, viewer: Viewer): HTMLElement[] {
           { class: "hint owner-session" },
           "You are signed in with this agent's access token: contact, tokens and drift are shown. ",
           h("button", { type: "button", class: "button link", onclick: () => signOutOwner() }, "Sign out"),
+          " ",
+          editButton(p, viewer),
         )
       : viewer.asReviewer
         ? h("p", { class: "hint" }, "You are signed in as a reviewer: contact, tokens and notes are shown.")
@@ -849,6 +852,55 @@ function ownerSignIn(): HTMLElement {
   });
 }
 
+/**
+ * The owner's way to edit: the profile becomes the edit form (its module, and the server's rules it
+ * checks by, are loaded when asked for), and any way out of it reads the profile again.
+ */
+function editButton(p: Provider, viewer: Viewer): HTMLElement {
+  const failed = h("span", { class: "field-error", role: "alert" });
+  const button = h("button", { type: "button", class: "button secondary small" }, "Edit the profile");
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    failed.textContent = "";
+    try {
+      const { openEditor } = await import("./profile.edit.ts");
+      const form = await openEditor(p, {
+        providerCode: codeFromPath,
+        token: viewer.token ?? "",
+        reload: (said) => void load(said),
+        refused: () => {
+          setOwnerToken(codeFromPath, null);
+          void load("Your access token was refused (expired or revoked), so you are signed out. Nothing was saved.");
+        },
+        close: () => void load("Left the form; nothing was saved."),
+      });
+      setTitle(`Edit ${p.name}`);
+      replace(
+        main,
+        h(
+          "header",
+          { class: "profile-head" },
+          h(
+            "nav",
+            { class: "crumbs", "aria-label": "Breadcrumb" },
+            h("a", { href: "/" }, "Directory"),
+            " › ",
+            h("a", { href: location.pathname }, p.providerCode),
+          ),
+          h("h1", null, p.name),
+        ),
+        form,
+        announcer.element,
+      );
+      form.querySelector<HTMLElement>("h2")?.focus();
+    } catch {
+      button.disabled = false;
+      failed.textContent = " The form could not be loaded; try again.";
+    }
+  });
+  return h("span", null, button, failed);
+}
+
 function signOutOwner(): void {
   setOwnerToken(codeFromPath, null);
   void load("Signed out.");
@@ -1011,52 +1063,6 @@ function snapshot(version: number): Promise<Snapshot> {
     snapshots.set(version, found);
   }
   return found;
-}
-
-function show(value: unknown): Child {
-  if (value === null || value === undefined) return h("span", { class: "muted" }, "—");
-  if (Array.isArray(value) && value.every((v) => typeof v !== "object" || v === null)) {
-    return value.length ? value.join(", ") : h("span", { class: "muted" }, "(none)");
-  }
-  if (typeof value === "object") return h("pre", null, JSON.stringify(value, null, 2));
-  return String(value);
-}
-
-function diffTable(from: number, to: number, changes: Change[]): HTMLElement {
-  if (!changes.length) return none(`Version ${to} changed nothing visible to you.`);
-  return h(
-    "div",
-    { class: "table-wrap", tabindex: 0, role: "region", "aria-label": `Changes from version ${from} to ${to} (table)` },
-    h(
-      "table",
-      { class: "diff" },
-      h("caption", null, `Changes from version ${from} to version ${to}`),
-      h(
-        "thead",
-        null,
-        h(
-          "tr",
-          null,
-          h("th", { scope: "col" }, "Field"),
-          h("th", { scope: "col" }, `Version ${from}`),
-          h("th", { scope: "col" }, `Version ${to}`),
-        ),
-      ),
-      h(
-        "tbody",
-        null,
-        changes.map((c) =>
-          h(
-            "tr",
-            { class: `diff-${c.kind}` },
-            h("th", { scope: "row" }, h("code", null, c.path), c.kind !== "changed" ? ` (${c.kind})` : null),
-            h("td", { class: "before" }, show(c.before)),
-            h("td", { class: "after" }, show(c.after)),
-          ),
-        ),
-      ),
-    ),
-  );
 }
 
 /** The patch itself, as the API answers it (without the members an operation does not use). */
