@@ -8,7 +8,7 @@
 import { brotliDecompressSync } from "node:zlib";
 import { describe, expect, test } from "@jest/globals";
 import { uniqueCode } from "../builders.ts";
-import { app, approve, intake } from "../helpers.ts";
+import { app, approve, call, intake } from "../helpers.ts";
 
 async function page(path: string, headers: Record<string, string> = {}) {
   const response = await app.fetch(`http://registry.test${path}`, { headers: { accept: "text/html", ...headers } });
@@ -83,6 +83,28 @@ describe("server-rendered pages", () => {
     expect(owner.response.status).toBe(200);
     expect(owner.text).toContain("<h1>Unreviewed Agent</h1>");
     expect(owner.response.headers.get("cache-control")).toBe("private, no-cache");
+    // The owner's view holds contact and tokens; without a script, each version is a plain link.
+    expect(owner.text).toContain('id="contact"');
+    expect(owner.text).toContain('id="tokens"');
+    expect(owner.text).toContain(`href="/api/v1/providers/${hidden.providerCode}/versions/1"`);
+    expect(anonymous.text).not.toContain('id="tokens"');
+  });
+
+  test("with JavaScript off, the version history links to each version and its changes from the one before", async () => {
+    const p = await intake({ name: "Versioned Agent" });
+    await approve(p.providerCode);
+    const patched = await call("PATCH", `/api/v1/providers/${p.providerCode}`, {
+      token: p.accessToken,
+      body: { summary: "A second version" },
+    });
+    expect(patched.status).toBe(200);
+    const { text } = await page(`/providers/${p.providerCode}`);
+    const base = `/api/v1/providers/${p.providerCode}/versions`;
+    const noscript = text.slice(text.indexOf('id="versions"')).match(/<noscript>([\s\S]*?)<\/noscript>/)?.[1] ?? "";
+    expect(noscript).toContain(`href="${base}/${patched.body.version}"`);
+    expect(noscript).toContain(`href="${base}/${patched.body.version - 1}/diff/${patched.body.version}"`);
+    expect(noscript).toContain(`href="${base}/1"`);
+    expect(noscript).not.toContain(`${base}/0`);
   });
 
   test("XSS payloads in every text field are text in the directory and the profile", async () => {
