@@ -31,7 +31,7 @@
  * a requirement fails, or when a check found something other than UP (the measurement is void).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { cpus, loadavg, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -44,6 +44,7 @@ import { sqliteWriter } from "../../scripts/synthetic/writer.sqlite.ts";
 import { loadConfig } from "../../src/config.ts";
 import { sqlitePath } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrate.ts";
+import { cpuSeconds, postgresCpu, postgresCpuSince } from "./measure.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const RESULTS = new URL("./results/", import.meta.url);
@@ -82,33 +83,11 @@ const r2 = (n: number) => Math.round(n * 100) / 100;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ── Processes and their CPU ─────────────────────────────────────────────────────────────────────
-const TICKS_PER_SECOND = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
-function cpuSeconds(pid: number | string): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  // After the command name (in parentheses, which may hold spaces) utime and stime are fields 14 and 15.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-}
 /** The peak resident memory of a process, in MiB. */
 function peakMiB(pid: number): number {
   const kb = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
   return Math.round(Number(kb) / 1024);
 }
-/** CPU seconds of this machine's PostgreSQL processes, by pid (PostgreSQL is not pinned). */
-function postgresCpu(): Map<string, number> {
-  const used = new Map<string, number>();
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "postgres") used.set(pid, cpuSeconds(pid));
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return used;
-}
-
 const pin = (() => {
   try {
     execFileSync("taskset", ["-c", "0", "true"]);
@@ -395,10 +374,7 @@ async function main(): Promise<number> {
       }
     }
     const last = samples[samples.length - 1] as Sample;
-    const pgSeconds =
-      pgAtReady === null
-        ? null
-        : [...postgresCpu()].reduce((sum, [pid, seconds]) => sum + seconds - (pgAtReady.get(pid) ?? 0), 0);
+    const pgSeconds = pgAtReady === null ? null : postgresCpuSince(pgAtReady);
     const servicePeak = peakMiB(service.pid);
     const durations = checkDurations(await fetch(`${service.url}/metrics`).then((r) => r.text()));
     const startupCpu = (samples[0] as Sample).service;
