@@ -189,6 +189,13 @@ describe("the directory page", () => {
     await Promise.all([page.waitForURL(/sort=NAME/, WAIT), page.getByRole("button", { name: "Apply" }).click()]);
     expect(await names(page)).toEqual([`${word} Alpha`, `${word} Bravo`]);
     expect(new URL(page.url()).searchParams.get("agentType")).toBe("ASSISTANT");
+
+    // A card's label is a link to the agents carrying it.
+    await Promise.all([
+      page.waitForURL((url) => url.search === `?labels=${label}`, WAIT),
+      page.locator(".card").first().getByRole("link", { name: label }).click(),
+    ]);
+    expect(await names(page)).toEqual(byUpdate());
     await context.close();
   });
 });

@@ -99,7 +99,7 @@ describe("with JavaScript off", () => {
     expect(listed?.status()).toBe(200);
     const card = page.locator(".card");
     expect(await card.count()).toBe(1);
-    expect(await card.getByRole("link").textContent()).toBe("Anthropic Files MCP");
+    expect(await card.getByRole("heading").getByRole("link").textContent()).toBe("Anthropic Files MCP");
     expect(await page.locator("text=Loading…").count()).toBe(0);
     expect(await page.getByRole("group", { name: "Labels" }).getByRole("checkbox", { checked: true }).count()).toBe(1);
     expect(await page.locator('input[name="labels"]:checked').getAttribute("value")).toBe(label);

@@ -203,7 +203,8 @@ main.addEventListener("change", (e) => {
 // Buttons and links the server drew carry what they do as data (a card's label, "Clear filters").
 main.addEventListener("click", (e) => {
   const target = (e.target as Element).closest<HTMLElement>("[data-label], [data-action=clear]");
-  if (!target) return;
+  // A link opened in a new tab or window is left to the browser.
+  if (!target || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
   e.preventDefault();
   if (target.dataset.label) addLabel(target.dataset.label);
   else clearFilters();

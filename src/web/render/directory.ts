@@ -242,8 +242,8 @@ export function filtersButtonText(state: DirectoryState): string {
 // ── Results ─────────────────────────────────────────────────────────────────────────────────
 /**
  * One agent's card. Its name's link covers the whole card (a pseudo-element), so the card is one
- * tap target whose name is the agent's; the label buttons and a successor's link sit above it as
- * siblings, never inside it.
+ * tap target whose name is the agent's; the labels' links (the script adds a label to the current
+ * filters instead) and a successor's link sit above it as siblings, never inside it.
  */
 export function directoryCard(item: ProviderSummary): Html {
   const id = `card-${item.providerCode}`;
@@ -264,7 +264,7 @@ export function directoryCard(item: ProviderSummary): Html {
     item.labels.length
       ? html`<ul class="labels" aria-label="Labels of ${item.name}">${item.labels.map(
           (label) =>
-            html`<li><button type="button" class="label" title="Show agents labelled ${label}" data-label="${label}">${label}</button></li>`,
+            html`<li><a class="label" href="/?labels=${encodeURIComponent(label)}" title="Show agents labelled ${label}" data-label="${label}">${label}</a></li>`,
         )}</ul>`
       : ""
   }<p class="meta">Updated ${time(item.updatedAt)}</p></article></li>`;
