@@ -4,7 +4,7 @@
  * server's `errors[]` — beside the fields they name, and sends exactly the JSON body of
  * `POST /api/v1/providers`. On success it shows the review code and the access token, once.
  */
-import { ApiError, api, type FieldError } from "../client/api.ts";
+import { ApiError, api } from "../client/api.ts";
 import { type Child, h, mainElement, replace, uid } from "../client/dom.ts";
 import {
   AGENT_TYPES,
@@ -19,6 +19,7 @@ import {
   TOOL_SCOPES,
   VISIBILITIES,
 } from "../client/enums.ts";
+import { fieldErrors } from "../client/field.errors.ts";
 import { mountAccount } from "../client/session.ts";
 import type { IntakeResult } from "../client/types.ts";
 import { describeError, field, humanize, options, Status, setTitle, splitList } from "../client/ui.ts";
@@ -544,97 +545,9 @@ function friendly(message: string): string {
   return message;
 }
 
-/**
- * The element a path names: the control itself, else the nearest enclosing thing with a path. The
- * form's own checks name dotted paths, the server JSON Pointers (`/endpoint/url`).
- */
-function targetOf(path: string): HTMLElement | null {
-  const parts = path.startsWith("/")
-    ? path
-        .slice(1)
-        .split("/")
-        .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
-    : path.split(".");
-  while (parts.length) {
-    const found = form.querySelector<HTMLElement>(`[data-path="${CSS.escape(parts.join("."))}"]`);
-    if (found) return found;
-    parts.pop();
-  }
-  return null;
-}
-
-function labelOf(target: HTMLElement): string {
-  if (target.dataset.label) return target.dataset.label;
-  const control = target as Control;
-  const text = control.labels?.[0]?.textContent ?? target.querySelector("h2, legend")?.textContent ?? "";
-  return text.trim() || (target.dataset.path ?? "");
-}
-
-function clearErrors(): void {
-  for (const el of form.querySelectorAll(".field-error")) el.remove();
-  for (const el of form.querySelectorAll<HTMLElement>("[aria-invalid]")) {
-    el.removeAttribute("aria-invalid");
-    const described = (el.getAttribute("aria-describedby") ?? "").split(" ").filter((id) => !id.startsWith("err-"));
-    if (described.length) el.setAttribute("aria-describedby", described.join(" "));
-    else el.removeAttribute("aria-describedby");
-  }
-  summaryBox.hidden = true;
-  summaryBox.replaceChildren();
-}
-
-function showErrors(errors: FieldError[], lead: string): void {
-  clearErrors();
-  const items: HTMLElement[] = [];
-  for (const error of errors) {
-    const message = friendly(error.message);
-    const target = error.path && error.path !== "(body)" ? targetOf(error.path) : null;
-    if (!target) {
-      items.push(h("li", null, error.path && error.path !== "(body)" ? `${error.path}: ${message}` : message));
-      continue;
-    }
-    const id = uid("err");
-    const slot = target.matches("input, select, textarea") ? (target.closest(".field") ?? target) : target;
-    const note = h("p", { class: "field-error", id }, h("span", { class: "visually-hidden" }, "Error: "), message);
-    const heading = target.querySelector(":scope > h2, :scope > legend");
-    if (slot !== target) slot.append(note);
-    else if (heading) heading.after(note);
-    else target.prepend(note);
-    target.setAttribute("aria-invalid", "true");
-    target.setAttribute("aria-describedby", `${target.getAttribute("aria-describedby") ?? ""} ${id}`.trim());
-    const focusable = target.matches("input, select, textarea")
-      ? target
-      : target.querySelector<HTMLElement>("input, select, textarea, button");
-    if (focusable && !focusable.id) focusable.id = uid("c");
-    items.push(
-      h(
-        "li",
-        null,
-        h(
-          "a",
-          {
-            href: focusable ? `#${focusable.id}` : "#",
-            onclick: (event: Event) => {
-              event.preventDefault();
-              focusable?.focus();
-            },
-          },
-          `${labelOf(target)}: ${message}`,
-        ),
-      ),
-    );
-  }
-  replace(summaryBox, h("h2", null, lead), h("ul", null, items));
-  summaryBox.hidden = false;
-  summaryBox.focus();
-}
-
-form.addEventListener("input", (event) => {
-  const target = event.target as HTMLElement;
-  const owner = target.closest<HTMLElement>("[aria-invalid]");
-  if (!owner) return;
-  owner.removeAttribute("aria-invalid");
-  for (const note of owner.closest(".field, fieldset, section")?.querySelectorAll(".field-error") ?? []) note.remove();
-});
+// The form's own checks name dotted paths, the server JSON Pointers (`/endpoint/url`). The summary's
+// title is an h2 like the sections' own headings.
+const errors = fieldErrors(form, summaryBox, { heading: "h2", words: friendly });
 
 // ---------------------------------------------------------------- submit
 
@@ -655,10 +568,10 @@ async function send(): Promise<void> {
   const checked = (await rules)?.validateIntake(body) ?? { ok: true as const };
   if (!checked.ok) {
     const n = checked.errors.length;
-    showErrors(checked.errors, `Please correct ${n === 1 ? "this problem" : `these ${n} problems`}`);
+    errors.show(checked.errors, `Please correct ${n === 1 ? "this problem" : `these ${n} problems`}`);
     return;
   }
-  clearErrors();
+  errors.clear();
   submit.disabled = true;
   submit.textContent = "Submitting…";
   form.setAttribute("aria-busy", "true");
@@ -670,13 +583,13 @@ async function send(): Promise<void> {
     submitStatus.clear();
     const refused = "The registry could not accept this intake";
     if (error instanceof ApiError && error.problem.errors?.length) {
-      showErrors(error.problem.errors, refused);
+      errors.show(error.problem.errors, refused);
     } else if (error instanceof ApiError && error.code === "CONFLICT" && /providerCode/.test(error.message)) {
       // The 409 names no path (errors[]); its detail does.
-      showErrors([{ path: "providerCode", message: "is already taken; choose another" }], refused);
+      errors.show([{ path: "providerCode", message: "is already taken; choose another" }], refused);
     } else {
       const { title, detail } = describeError(error);
-      showErrors([{ path: "(body)", message: `${title}: ${detail}` }], "The intake was not sent");
+      errors.show([{ path: "(body)", message: `${title}: ${detail}` }], "The intake was not sent");
     }
   } finally {
     submit.disabled = false;

@@ -10,6 +10,7 @@
 import { ApiError, api, type FieldError, jwtClaims, query, reviewerToken, setReviewerToken } from "../client/api.ts";
 import { type Child, h, mainElement, replace, uid } from "../client/dom.ts";
 import { PACKAGE_REGISTRIES, TRUST_TIERS } from "../client/enums.ts";
+import { fieldErrors } from "../client/field.errors.ts";
 import { mountAccount, session, sessionHas, signInLink, signOutForm } from "../client/session.ts";
 import type { MirrorSource, MirrorSourcePage, Schemas } from "../client/types.ts";
 import {
@@ -188,87 +189,6 @@ const countsWords = (s: Source) => COUNT_NAMES.map((c) => `${s.counts[c]} ${COUN
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-// ---------------------------------------------------------------- errors beside their fields
-
-/**
- * Shows a refusal's errors beside the controls their JSON Pointers name (`/filter/include/0` falls
- * back to the include patterns, `/filter` to the filter's fieldset), and all of them in a summary.
- */
-function fieldErrors(form: HTMLFormElement, summary: HTMLElement) {
-  const targetOf = (path: string): HTMLElement | null => {
-    const parts = path
-      .replace(/^\//, "")
-      .split("/")
-      .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
-    while (parts.length) {
-      const found = form.querySelector<HTMLElement>(`[data-path="${CSS.escape(parts.join("."))}"]`);
-      if (found) return found;
-      parts.pop();
-    }
-    return null;
-  };
-  const clear = () => {
-    for (const note of form.querySelectorAll(".field-error")) note.remove();
-    for (const el of form.querySelectorAll<HTMLElement>("[aria-invalid]")) {
-      el.removeAttribute("aria-invalid");
-      const kept = (el.getAttribute("aria-describedby") ?? "").split(" ").filter((id) => id && !id.startsWith("err-"));
-      if (kept.length) el.setAttribute("aria-describedby", kept.join(" "));
-      else el.removeAttribute("aria-describedby");
-    }
-    summary.hidden = true;
-    summary.replaceChildren();
-  };
-  const show = (errors: FieldError[], lead: string) => {
-    clear();
-    const items = errors.map((error) => {
-      const { message } = error;
-      const target = error.path ? targetOf(error.path) : null;
-      if (!target) return h("li", null, error.path ? `${error.path}: ${message}` : message);
-      const id = uid("err");
-      const note = h("p", { class: "field-error", id }, h("span", { class: "visually-hidden" }, "Error: "), message);
-      if (target.matches("input, select, textarea")) (target.closest(".field") ?? target).append(note);
-      else target.querySelector(":scope > legend")?.after(note);
-      target.setAttribute("aria-invalid", "true");
-      target.setAttribute("aria-describedby", `${target.getAttribute("aria-describedby") ?? ""} ${id}`.trim());
-      const control = target.matches("input, select, textarea")
-        ? target
-        : target.querySelector<HTMLElement>("input, select, textarea");
-      const label =
-        (control as HTMLInputElement | null)?.labels?.[0]?.textContent ??
-        target.querySelector("legend")?.textContent ??
-        error.path;
-      return h(
-        "li",
-        null,
-        h(
-          "a",
-          {
-            href: control?.id ? `#${control.id}` : "#",
-            onclick: (event: Event) => {
-              event.preventDefault();
-              control?.focus();
-            },
-          },
-          `${label}: ${message}`,
-        ),
-      );
-    });
-    replace(summary, h("h3", { class: "error-title" }, lead), h("ul", null, items));
-    summary.hidden = false;
-    summary.focus();
-  };
-  // A control being corrected loses its error.
-  form.addEventListener("input", (event) => {
-    const owner = (event.target as HTMLElement).closest<HTMLElement>("[aria-invalid]");
-    if (!owner) return;
-    owner.removeAttribute("aria-invalid");
-    for (const note of owner.closest(".field, fieldset")?.querySelectorAll(":scope > .field-error") ?? []) {
-      note.remove();
-    }
-  });
-  return { show, clear };
-}
-
 // ---------------------------------------------------------------- the source form (add and edit)
 
 type Body = Record<string, unknown>;
@@ -414,6 +334,8 @@ function sourceForm(options_: {
         : null,
     ),
   );
+  // The API's JSON Pointers name the controls: `/filter/include/0` falls back to the include
+  // patterns, `/filter` to the filter's fieldset.
   const errors = fieldErrors(form, summary);
   const chosen = (set: HTMLElement) => set.querySelector<HTMLInputElement>("input[type=radio]:checked")?.value;
   const sync = () => {

@@ -11,6 +11,7 @@ import { ApiError, api, type FieldError, query } from "../client/api.ts";
 import { type Change, patchChanges } from "../client/diff.ts";
 import { type Child, h, replace, uid } from "../client/dom.ts";
 import { AGENT_TYPES, AUTH_SCHEMES, PROTOCOLS, VISIBILITIES } from "../client/enums.ts";
+import { fieldErrors } from "../client/field.errors.ts";
 import type { Provider, Snapshot, Version, VersionDiff, VersionPage } from "../client/types.ts";
 import { describeError, field, options, splitList, time } from "../client/ui.ts";
 import { changesTable } from "./profile.diff.ts";
@@ -317,83 +318,9 @@ function editor(p: Provider, { rules, diff }: { rules: Rules; diff: SnapshotDiff
 
   // ------------------------------------------------------------ problems beside the fields
 
-  /** The control (or group) a path names: the API's JSON Pointers (`/endpoint/url`), the form's own names. */
-  function targetOf(path: string): HTMLElement | null {
-    const parts = (path.startsWith("/") ? path.slice(1).split("/") : path.split(".")).map((s) =>
-      s.replace(/~1/g, "/").replace(/~0/g, "~"),
-    );
-    while (parts.length) {
-      const found = form.querySelector<HTMLElement>(`[data-path="${CSS.escape(parts.join("."))}"]`);
-      if (found) return found;
-      parts.pop();
-    }
-    return null;
-  }
-
-  function clearErrors(): void {
-    for (const note of form.querySelectorAll(".field-error")) note.remove();
-    for (const el of form.querySelectorAll<HTMLElement>("[aria-invalid]")) {
-      el.removeAttribute("aria-invalid");
-      const kept = (el.getAttribute("aria-describedby") ?? "").split(" ").filter((id) => id && !id.startsWith("err-"));
-      if (kept.length) el.setAttribute("aria-describedby", kept.join(" "));
-      else el.removeAttribute("aria-describedby");
-    }
-    summaryBox.hidden = true;
-    summaryBox.replaceChildren();
-  }
-
-  /** Every problem: beside its field (tied to it by aria-describedby) and in the summary, which takes focus. */
-  function showErrors(errors: FieldError[], lead: string): void {
-    clearErrors();
-    const items = errors.map((error) => {
-      const path = error.path && error.path !== "(body)" ? error.path : "";
-      const target = path ? targetOf(path) : null;
-      if (!target) return h("li", null, path ? [h("code", null, path), ` ${error.message}`] : error.message);
-      const id = uid("err");
-      const where = path.replace(/^\//, "").replace(/\//g, ".");
-      const exact = target.dataset.path === where;
-      // A problem inside a list (`/labels/1`) says which item; the field's own problem needs no path.
-      const words = exact ? error.message : `${where}: ${error.message}`;
-      const note = h("p", { class: "field-error", id }, h("span", { class: "visually-hidden" }, "Error: "), words);
-      const slot = target.matches("input, select, textarea") ? (target.closest(".field") ?? target) : target;
-      if (slot === target) target.querySelector(":scope > legend")?.after(note) ?? target.prepend(note);
-      else slot.append(note);
-      target.setAttribute("aria-invalid", "true");
-      target.setAttribute("aria-describedby", `${target.getAttribute("aria-describedby") ?? ""} ${id}`.trim());
-      const closed = target.closest("details");
-      if (closed) closed.open = true;
-      const focusable = target.matches("input, select, textarea")
-        ? target
-        : target.querySelector<HTMLElement>("input, select, textarea");
-      if (focusable && !focusable.id) focusable.id = uid("c");
-      const label = (target as Control).labels?.[0]?.textContent ?? target.querySelector("legend")?.textContent ?? "";
-      return h(
-        "li",
-        null,
-        h(
-          "a",
-          {
-            href: focusable ? `#${focusable.id}` : "#",
-            onclick: (event: Event) => {
-              event.preventDefault();
-              focusable?.focus();
-            },
-          },
-          `${label.trim() || where}: ${words}`,
-        ),
-      );
-    });
-    replace(summaryBox, h("h3", null, lead), h("ul", null, items));
-    summaryBox.hidden = false;
-    summaryBox.focus();
-  }
-
-  form.addEventListener("input", (event) => {
-    const owner = (event.target as HTMLElement).closest<HTMLElement>("[aria-invalid]");
-    if (!owner) return;
-    owner.removeAttribute("aria-invalid");
-    for (const note of owner.closest(".field, fieldset")?.querySelectorAll(".field-error") ?? []) note.remove();
-  });
+  // The API's JSON Pointers and the form's own paths name the controls; a problem in the JSON lists
+  // opens their closed <details>, and one inside a list (`/labels/1`) says which item it is in.
+  const fieldNotes = fieldErrors(form, summaryBox);
 
   // ------------------------------------------------------------ the preview, the save, a conflict
 
@@ -461,10 +388,10 @@ function editor(p: Provider, { rules, diff }: { rules: Rules; diff: SnapshotDiff
       closeDialog();
       if (error instanceof ApiError && error.status === 401) return o.refused();
       const refused = "The registry did not save these changes";
-      if (error instanceof ApiError && error.problem.errors?.length) showErrors(error.problem.errors, refused);
+      if (error instanceof ApiError && error.problem.errors?.length) fieldNotes.show(error.problem.errors, refused);
       else {
         const { title, detail } = describeError(error);
-        showErrors([{ path: "(body)", message: `${title}: ${detail}` }], refused);
+        fieldNotes.show([{ path: "(body)", message: `${title}: ${detail}` }], refused);
       }
     } finally {
       sending = false;
@@ -566,7 +493,10 @@ function editor(p: Provider, { rules, diff }: { rules: Rules; diff: SnapshotDiff
   /** The form as it stands, checked by the server's rules: its problems beside their fields, else the preview. */
   function previewForm(): void {
     const problems = (errors: FieldError[]) =>
-      showErrors(errors, `Please correct ${errors.length === 1 ? "this problem" : `these ${errors.length} problems`}`);
+      fieldNotes.show(
+        errors,
+        `Please correct ${errors.length === 1 ? "this problem" : `these ${errors.length} problems`}`,
+      );
     const got = read();
     if ("errors" in got) {
       problems(got.errors);
@@ -574,7 +504,7 @@ function editor(p: Provider, { rules, diff }: { rules: Rules; diff: SnapshotDiff
     }
     const body = patchBody(base, got.values);
     if (!Object.keys(body).length) {
-      showErrors([{ path: "(body)", message: "You have not changed anything yet." }], "Nothing to save");
+      fieldNotes.show([{ path: "(body)", message: "You have not changed anything yet." }], "Nothing to save");
       return;
     }
     const checked = check(base, body);
@@ -582,7 +512,7 @@ function editor(p: Provider, { rules, diff }: { rules: Rules; diff: SnapshotDiff
       problems(checked.errors);
       return;
     }
-    clearErrors();
+    fieldNotes.clear();
     showPreview(body, checked.after);
   }
 
