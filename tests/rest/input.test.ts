@@ -151,9 +151,9 @@ describe("query and path parameters are named `/<name>`", () => {
   });
 
   test("an unknown query parameter, and a body field sent in the query string", async () => {
-    const unknown = await call("GET", "/api/v1/providers?sort=name");
-    expect(refusal(unknown)).toEqual([["/sort", "unknown query parameter"]]);
-    expect(unknown.body.detail).toBe("The query string is not valid: /sort unknown query parameter");
+    const unknown = await call("GET", "/api/v1/providers?orderBy=name");
+    expect(refusal(unknown)).toEqual([["/orderBy", "unknown query parameter"]]);
+    expect(unknown.body.detail).toBe("The query string is not valid: /orderBy unknown query parameter");
     const body = intakeBody();
     const answer = await call("POST", "/api/v1/providers?visibility=PRIVATE", { body });
     expect(refusal(answer)).toEqual([["/visibility", "send fields in the JSON body, not the query string"]]);

@@ -4,9 +4,9 @@ import { call, errorPaths, expectProblem, intake } from "../helpers.ts";
 
 describe("query parameters", () => {
   test("an unknown query parameter is a 400 naming it", async () => {
-    const answer = await call("GET", "/api/v1/providers?sort=name&limit=5");
+    const answer = await call("GET", "/api/v1/providers?orderBy=name&limit=5");
     expectProblem(answer, 400, "BAD_USER_INPUT");
-    expect(errorPaths(answer)).toEqual(["/sort"]);
+    expect(errorPaths(answer)).toEqual(["/orderBy"]);
   });
 
   test("an unknown query parameter on a detail route is a 400 too", async () => {
