@@ -4,7 +4,7 @@ import { gql, gqlCodes } from "../helpers.ts";
 
 describe("Query.providers arguments", () => {
   test("an unknown argument does not validate: GRAPHQL_VALIDATION_FAILED", async () => {
-    const answer = await gql("{ providers(sort: NAME) { items { providerCode } } }");
+    const answer = await gql("{ providers(orderBy: NAME) { items { providerCode } } }");
     expect(gqlCodes(answer)).toEqual(["GRAPHQL_VALIDATION_FAILED"]);
   });
 });
