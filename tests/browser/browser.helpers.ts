@@ -5,7 +5,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 import { type App, closeAfterAll, type Listening, listen } from "../helpers.ts";
 import { browserPath } from "./browser.path.ts";
 
@@ -114,4 +114,16 @@ export function unlabelledControls(page: Page): Promise<string[]> {
 /** Whether the page is wider than its viewport (a horizontal scroll bar at phone width). */
 export function overflowsHorizontally(page: Page): Promise<boolean> {
   return page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth + 1);
+}
+
+/** The text of the errors a form shows for a control (the field-error notes its aria-describedby names), or "". */
+export function errorOf(control: Locator): Promise<string> {
+  return control.evaluate((el) =>
+    (el.getAttribute("aria-describedby") ?? "")
+      .split(" ")
+      .map((id) => document.getElementById(id))
+      .filter((e) => e?.classList.contains("field-error"))
+      .map((e) => e?.textContent ?? "")
+      .join(" "),
+  );
 }

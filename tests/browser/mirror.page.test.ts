@@ -18,6 +18,7 @@ import { type FakeRegistry, startFakeRegistry } from "../mirror/fake.registry.ts
 import { until } from "../wait.ts";
 import {
   DESKTOP,
+  errorOf,
   expectClean,
   launchBrowser,
   openContext,
@@ -147,17 +148,6 @@ async function sources(): Promise<Record<string, any>[]> {
   expect(answer.status).toBe(200);
   return answer.body.items;
 }
-
-/** The text of the errors shown for a control (through its aria-describedby). */
-const errorOf = (control: Locator) =>
-  control.evaluate((el) =>
-    (el.getAttribute("aria-describedby") ?? "")
-      .split(" ")
-      .map((id) => document.getElementById(id))
-      .filter((e) => e?.classList.contains("field-error"))
-      .map((e) => e?.textContent ?? "")
-      .join(" "),
-  );
 
 describe("the mirror sources page", () => {
   test("an admin adds a source, watches its syncs move, sees a failure, edits and deletes it", async () => {

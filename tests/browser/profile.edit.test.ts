@@ -4,9 +4,9 @@
  * version (412) shows what changed and re-applies on top; markup typed into a field stays text.
  */
 import { afterAll, beforeAll, describe, expect, jest, test } from "@jest/globals";
-import type { Browser, Locator, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { call, intake } from "../helpers.ts";
-import { expectClean, launchBrowser, openContext, type Running, startServer } from "./browser.helpers.ts";
+import { errorOf, expectClean, launchBrowser, openContext, type Running, startServer } from "./browser.helpers.ts";
 
 jest.setTimeout(60_000);
 
@@ -25,18 +25,6 @@ afterAll(async () => {
   await browser?.close();
   await server?.close();
 });
-
-/** The text of the error shown for a control (through its aria-describedby), or "". */
-function errorOf(control: Locator): Promise<string> {
-  return control.evaluate((el) =>
-    (el.getAttribute("aria-describedby") ?? "")
-      .split(" ")
-      .map((id) => document.getElementById(id))
-      .filter((e) => e?.classList.contains("field-error"))
-      .map((e) => e?.textContent ?? "")
-      .join(" "),
-  );
-}
 
 /** Nothing that markup typed into a field could have made: no flag set, no image, no script link. */
 async function expectInert(page: Page): Promise<void> {
