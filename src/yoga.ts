@@ -216,7 +216,7 @@ export function createApp(
     mirror,
     /** Publishes writes made outside a request (the domain re-checks): the cache forgets, the feed announces. */
     async announce(notes: FeedNote[]): Promise<void> {
-      await cache.invalidate();
+      await cache.forget(notes);
       await feed.announce(notes);
     },
   });

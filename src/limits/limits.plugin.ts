@@ -4,7 +4,14 @@
  * way, so both doors share one count), and the guard the viewer plugin puts around credentials.
  */
 import { isIP } from "node:net";
-import { type DocumentNode, getOperationAST, Kind, type OperationDefinitionNode, type SelectionSetNode } from "graphql";
+import {
+  type DocumentNode,
+  type FieldNode,
+  getOperationAST,
+  Kind,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from "graphql";
 import type { Plugin } from "graphql-yoga";
 import type { Viewer } from "../auth/viewer.ts";
 import { codeOf } from "../errors.ts";
@@ -61,13 +68,18 @@ export function clientAddress(source: AddressSource, trustProxy: number): string
 
 /** The root fields an operation selects, through fragments, each as often as it is selected. */
 export function rootFields(document: DocumentNode, operation: OperationDefinitionNode): string[] {
+  return rootFieldNodes(document, operation).map((field) => field.name.value);
+}
+
+/** The root field selections of an operation, through fragments, each as often as it is selected. */
+export function rootFieldNodes(document: DocumentNode, operation: OperationDefinitionNode): FieldNode[] {
   const fragments = new Map(
     document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])),
   );
-  const fields: string[] = [];
+  const fields: FieldNode[] = [];
   const visit = (set: SelectionSetNode, seen: Set<string>) => {
     for (const selection of set.selections) {
-      if (selection.kind === Kind.FIELD) fields.push(selection.name.value);
+      if (selection.kind === Kind.FIELD) fields.push(selection);
       else if (selection.kind === Kind.INLINE_FRAGMENT) visit(selection.selectionSet, seen);
       else {
         const fragment = fragments.get(selection.name.value);

@@ -14,9 +14,11 @@
  */
 import { getOperationAST } from "graphql";
 import type { Plugin } from "graphql-yoga";
-import { rootFields } from "../../limits/limits.plugin.ts";
+import type { FeedNote } from "../../feed/feed.outbox.ts";
+import { rootFieldNodes } from "../../limits/limits.plugin.ts";
 import { hasSessionCookie } from "../../signin/signin.rules.ts";
 import { Generation } from "./generation.ts";
+import { dependsOn, touchedBy } from "./scope.ts";
 import { cacheablePath, type Entry, EntryStore, keyOf, type StoreOptions } from "./store.ts";
 
 /** The root fields whose anonymous answers may be shared: public reads only. */
@@ -30,6 +32,21 @@ const CACHEABLE_FIELDS = new Set([
   "mcpServers",
   "mcpServerVersions",
   "mcpServerVersion",
+]);
+/**
+ * Mutations that change nothing an anonymous read answers, so they keep the cache: a mirror source
+ * made or asked to sync (what its sync writes is forgotten as it commits), webhooks and API keys.
+ * Changing or removing a source changes its providers' `origin`, so those empty it as any write does.
+ */
+const KEEPING_MUTATIONS = new Set([
+  "createMirrorSource",
+  "syncMirrorSource",
+  "createWebhook",
+  "deleteWebhook",
+  "retryWebhookDelivery",
+  "testWebhook",
+  "createApiKey",
+  "revokeApiKey",
 ]);
 /** Headers that belong to one answer, not to the resource. */
 const UNSHARED_HEADERS = new Set(["x-request-id", "connection", "date", "content-length", "keep-alive", "x-cache"]);
@@ -47,6 +64,10 @@ interface CacheState {
   key?: string;
   /** The generation when the request arrived; null: the cache is bypassed (Redis unreachable). */
   generation?: number | null;
+  /** How many narrow forgettings had happened when the request arrived. */
+  narrowings?: number;
+  /** What the answer depends on (scope.ts), once the operation is known to be cacheable. */
+  dependsOn?: string[] | null;
   /** The operation executed is a cacheable read. */
   cacheable?: boolean;
   /** A mutation executed: its bump (and publication) must be done before it is answered. */
@@ -61,6 +82,8 @@ export class ResponseCache {
   readonly plugin: Plugin;
   private readonly store: EntryStore;
   private readonly generation: Generation;
+  /** Forgettings of some providers' answers only (`forget`): a fill that raced one is not kept. */
+  narrowings = 0;
 
   constructor(options: ResponseCacheOptions) {
     this.enabled = options.enabled;
@@ -88,14 +111,32 @@ export class ResponseCache {
     return since === this.generation.value ? this.store.get(key) : undefined;
   }
 
-  /** Keeps an answer, if no write happened since the request noted its generation. */
-  fill(key: string, since: number | null | undefined, entry: Entry): void {
-    if (since === this.generation.value) this.store.set(key, entry);
+  /**
+   * Keeps an answer, if no write that could change it happened since the request noted the
+   * generation and the narrow forgettings.
+   */
+  fill(key: string, since: { generation?: number | null; narrowings?: number }, entry: Entry): void {
+    if (since.generation !== this.generation.value) return;
+    if (since.narrowings !== this.narrowings && entry.dependsOn?.length !== 0) return;
+    this.store.set(key, entry);
   }
 
   /** Empties this process's cache and tells the other replicas to empty theirs. */
   invalidate(): Promise<void> {
     return this.generation.invalidate();
+  }
+
+  /**
+   * Forgets what committed changes made untrue: the answers naming the providers they touched, when
+   * that is all they can change (scope.ts); else everything. Replicas share only the generation, so
+   * with them every change empties every cache.
+   */
+  forget(notes: readonly FeedNote[]): Promise<void> {
+    const codes = touchedBy(notes);
+    if (codes === null || this.generation.isShared) return this.invalidate();
+    this.narrowings += 1;
+    this.store.forget(codes);
+    return Promise.resolve();
   }
 
   close(): Promise<void> {
@@ -137,6 +178,7 @@ function cachePlugin(cache: ResponseCache): Plugin {
         body,
       );
       state.generation = await cache.current();
+      state.narrowings = cache.narrowings;
       const entry = cache.lookup(key, state.generation);
       if (!entry) {
         if (request.method !== "HEAD") state.key = key;
@@ -154,6 +196,8 @@ function cachePlugin(cache: ResponseCache): Plugin {
       const context = args.contextValue as WithState;
       const operation = getOperationAST(args.document, args.operationName);
       if (operation?.operation === "mutation") {
+        if (rootFieldNodes(args.document, operation).every((f) => KEEPING_MUTATIONS.has(f.name.value)))
+          return undefined;
         // Bumped once the mutation has run (its transaction committed), before it is answered.
         return {
           onExecuteDone() {
@@ -165,7 +209,9 @@ function cachePlugin(cache: ResponseCache): Plugin {
       }
       const state = context[STATE];
       if (state?.key && operation?.operation === "query") {
-        state.cacheable = rootFields(args.document, operation).every((f) => CACHEABLE_FIELDS.has(f));
+        const fields = rootFieldNodes(args.document, operation);
+        state.cacheable = fields.every((f) => CACHEABLE_FIELDS.has(f.name.value));
+        if (state.cacheable) state.dependsOn = dependsOn(fields, args.variableValues ?? undefined);
       }
       return undefined;
     },
@@ -187,12 +233,13 @@ function cachePlugin(cache: ResponseCache): Plugin {
       response.headers.forEach((value, name) => {
         if (!UNSHARED_HEADERS.has(name.toLowerCase())) headers.push([name, value]);
       });
-      cache.fill(state.key, state.generation, {
+      cache.fill(state.key, state, {
         status: response.status,
         headers,
         body,
         operation: (serverContext as WithState).logFields?.operation,
         storedAt: Date.now(),
+        dependsOn: state.dependsOn ?? null,
       });
     },
   };

@@ -61,6 +61,11 @@ export class Generation {
     this.client.on("error", (error) => this.warn(UNAVAILABLE, error));
   }
 
+  /** Whether the generation is shared with other replicas (through Redis). */
+  get isShared(): boolean {
+    return this.client !== undefined;
+  }
+
   /** The current generation, after adopting the shared one; null while Redis cannot be asked. */
   current(): number | null | Promise<number | null> {
     if (!this.client) return this.value;

@@ -19,6 +19,8 @@ export interface Entry {
   /** The log line's `operation` (edge.plugin.ts) of the request that filled it. */
   operation: string | undefined;
   storedAt: number;
+  /** The codes of the providers whose unlisted changes make it untrue; null: any change does (scope.ts). */
+  dependsOn: readonly string[] | null;
 }
 
 export interface StoreOptions {
@@ -78,12 +80,19 @@ export class EntryStore {
     this.bytes = 0;
   }
 
+  /** Drops the entries that depend on any of these codes, or on any change. */
+  forget(codes: readonly string[]): void {
+    const touched = new Set(codes);
+    for (const [key, entry] of this.entries) {
+      if (entry.dependsOn === null || entry.dependsOn.some((code) => touched.has(code))) this.drop(key, entry);
+    }
+  }
+
   /** The entry for a key, unless it has expired (then it is dropped). */
   get(key: string): Entry | undefined {
     const entry = this.entries.get(key);
     if (entry && Date.now() - entry.storedAt > this.maxAgeMs) {
-      this.entries.delete(key);
-      this.bytes -= entry.body.byteLength;
+      this.drop(key, entry);
       return undefined;
     }
     return entry;
@@ -93,16 +102,17 @@ export class EntryStore {
   set(key: string, entry: Entry): void {
     if (entry.body.byteLength > this.maxEntryBytes) return;
     const previous = this.entries.get(key);
-    if (previous) {
-      this.entries.delete(key);
-      this.bytes -= previous.body.byteLength;
-    }
+    if (previous) this.drop(key, previous);
     while (this.bytes + entry.body.byteLength > this.maxBytes && this.entries.size > 0) {
       const [oldest, dropped] = this.entries.entries().next().value as [string, Entry];
-      this.entries.delete(oldest);
-      this.bytes -= dropped.body.byteLength;
+      this.drop(oldest, dropped);
     }
     this.entries.set(key, entry);
     this.bytes += entry.body.byteLength;
+  }
+
+  private drop(key: string, entry: Entry): void {
+    this.entries.delete(key);
+    this.bytes -= entry.body.byteLength;
   }
 }
