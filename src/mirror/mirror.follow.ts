@@ -40,7 +40,7 @@ import {
   setRun,
   unseenSince,
 } from "./mirror.store.ts";
-import { create, type Recorder, type StepOf, type SyncDeps, UpstreamError, update } from "./mirror.sync.ts";
+import { create, type Recorder, refusal, type StepOf, type SyncDeps, UpstreamError, update } from "./mirror.sync.ts";
 
 /** Events and providers asked of a peer a page. */
 const PAGE = 100;
@@ -66,9 +66,7 @@ async function getPeer(deps: SyncDeps, url: string): Promise<{ status: number; b
   return { status: answer.status, body };
 }
 
-function refused(url: string, status: number): UpstreamError {
-  return new UpstreamError(`${url} answered ${status}`);
-}
+const refused = refusal;
 
 /** The newest seq the peer's log shows anyone, or null when it shows none. */
 async function headSeq(deps: SyncDeps, base: string): Promise<number | null> {

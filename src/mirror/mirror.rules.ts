@@ -62,7 +62,27 @@ export interface SourceInput {
   trustTier: (typeof TRUST_TIERS)[number] | null;
   intervalSeconds: number;
   contactEmail: string;
+  /**
+   * Sent as `Authorization: Bearer <credential>` to the upstream (an API key of a registry whose
+   * reads need one, an MCP registry's token): a string sets or replaces it, null clears it, absent
+   * (an update that does not name it) leaves it as it is.
+   */
+  credential?: string | null;
 }
+
+/** The longest credential taken: a long JWT fits, a header no upstream would accept does not. */
+export const MAX_CREDENTIAL_LENGTH = 4096;
+
+/**
+ * A credential is one header value's token: visible ASCII without spaces, so no CR or LF can split
+ * the request, and nothing the header could not carry. Its messages never quote it.
+ */
+const credentialSchema = z
+  .string()
+  .min(1, "a credential is not empty (null clears it)")
+  .max(MAX_CREDENTIAL_LENGTH, `at most ${MAX_CREDENTIAL_LENGTH} characters`)
+  .regex(/^[\x21-\x7e]+$/, "visible ASCII characters only: no spaces, line breaks or control characters")
+  .nullable();
 
 const pattern = z
   .string()
@@ -113,9 +133,22 @@ function issues(error: z.ZodError): FieldError[] {
  * one none, since its reviewers set it). `contactEmail` defaults to `mirror@<the source's host>`.
  */
 export function validateSource(input: Record<string, unknown>): Validated<SourceInput> {
-  const clean = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined && v !== null));
+  // The credential is apart: its null means "clear it", where the other fields' null means "the default".
+  const { credential: given, ...rest } = input;
+  const clean = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined && v !== null));
   const parsed = sourceSchema.safeParse(clean);
-  if (!parsed.success) return { ok: false, errors: issues(parsed.error) };
+  const credential = given === undefined ? undefined : credentialSchema.safeParse(given);
+  if (!parsed.success || credential?.success === false) {
+    return {
+      ok: false,
+      errors: [
+        ...(parsed.success ? [] : issues(parsed.error)),
+        ...(credential?.success === false
+          ? credential.error.issues.slice(0, 1).map((i) => ({ path: "credential", message: i.message }))
+          : []),
+      ],
+    };
+  }
   const value = parsed.data;
   if (value.policy === "TRUSTED" && value.trustTier === null) {
     return { ok: false, errors: [{ path: "trustTier", message: "a TRUSTED source names the tier its agents get" }] };
@@ -128,7 +161,11 @@ export function validateSource(input: Record<string, unknown>): Validated<Source
   }
   return {
     ok: true,
-    value: { ...value, contactEmail: value.contactEmail ?? `mirror@${new URL(value.url).hostname}` },
+    value: {
+      ...value,
+      contactEmail: value.contactEmail ?? `mirror@${new URL(value.url).hostname}`,
+      ...(credential && { credential: credential.data }),
+    },
   };
 }
 

@@ -123,6 +123,11 @@ export const MirrorSourceRef = builder.objectRef<SourceRow & { mirrored?: number
     intervalSeconds: t.exposeInt("intervalSeconds"),
     contactEmail: t.exposeString("contactEmail", { description: "The contact its providers carry" }),
     fromEnv: t.exposeBoolean("fromEnv", { description: "Declared by MIRROR_SOURCES (kept as the variable says)" }),
+    hasCredential: t.boolean({
+      description:
+        "Whether the source sends a credential to its upstream (`Authorization: Bearer …`). The credential itself is write-only: no read answers it",
+      resolve: (s) => s.credential !== null,
+    }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     updatedAt: t.expose("updatedAt", { type: "DateTime" }),
     state: t.field({ type: MirrorStateEnum, resolve: (s) => s.state as (typeof MIRROR_STATES)[number] }),
@@ -203,6 +208,10 @@ const sourceArgs = (t: Parameters<Parameters<typeof builder.mutationFields>[0]>[
   trustTier: t.arg({ type: MirrorTrustTierEnum, description: "Required by TRUSTED, refused otherwise" }),
   intervalSeconds: t.arg.int({ description: "How often it is synced; default 3600, at least 60" }),
   contactEmail: t.arg.string({ description: "The contact its providers carry; default mirror@<the upstream's host>" }),
+  credential: t.arg.string({
+    description:
+      "Sent as `Authorization: Bearer <credential>` on every request to the upstream: an API key of a registry whose reads need one, or an MCP registry's token. Write-only (a read answers only `hasCredential`); null clears it, absent leaves it. At most 4096 visible ASCII characters",
+  }),
 });
 
 function validated(input: Record<string, unknown>): SourceInput {
@@ -290,7 +299,8 @@ builder.mutationFields((t) => ({
     args: { sourceId: t.arg.string({ required: true }), ...sourceArgs(t, false) },
     resolve: async (_root, { sourceId, ...args }, ctx) => {
       const current = declaredHere(await sourceByIdOr404(ctx.db, sourceId));
-      const given = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined && v !== null));
+      const { credential, ...rest } = args;
+      const given = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined && v !== null));
       const input = validated({
         url: current.url,
         kind: current.kind,
@@ -300,6 +310,8 @@ builder.mutationFields((t) => ({
         intervalSeconds: current.intervalSeconds,
         contactEmail: current.contactEmail,
         ...given,
+        // Absent: kept as it is; null: cleared.
+        ...(credential !== undefined && { credential }),
       });
       const row = await updateSource(ctx.db, current.id, input).catch((error) => {
         throw taken(error, input.url);

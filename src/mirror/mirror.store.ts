@@ -41,7 +41,13 @@ export function sourceTaken(error: unknown): boolean {
 
 export async function createSource(db: Db, input: SourceInput, fromEnv = false): Promise<SourceRow> {
   return db.mirrorSource.create({
-    data: { ...input, filter: input.filter as object, sourceId: newSourceId(), fromEnv },
+    data: {
+      ...input,
+      filter: input.filter as object,
+      credential: input.credential ?? null,
+      sourceId: newSourceId(),
+      fromEnv,
+    },
   });
 }
 
@@ -73,7 +79,10 @@ export async function bootstrapSources(db: Db, declared: readonly SourceInput[])
       await createSource(db, input, true).catch((error) => {
         if (!sourceTaken(error)) throw error; // else another replica starting beside this one made it
       });
-    } else if (existing.fromEnv) await updateSource(db, existing.id, input);
+    } else if (existing.fromEnv) {
+      // The variable says everything of its sources: one that names no credential has none.
+      await updateSource(db, existing.id, { ...input, credential: input.credential ?? null });
+    }
   }
   await db.mirrorSource.deleteMany({ where: { fromEnv: true, url: { notIn: declared.map((d) => d.url) } } });
 }

@@ -78,11 +78,22 @@ export class UpstreamError extends Error {
   }
 }
 
+/** An upstream's refusal in plain words: a 401 or 403 says what the source's credential has to do with it. */
+export function refusal(url: string, status: number): UpstreamError {
+  const why =
+    status === 401
+      ? " (401 Unauthorized: the upstream needs a credential, or refused the source's; set or replace it)"
+      : status === 403
+        ? " (403 Forbidden: the source's credential may not read this)"
+        : "";
+  return new UpstreamError(`${url} answered ${status}${why}`);
+}
+
 async function getJson(outbound: Outbound, url: string): Promise<Record<string, unknown>> {
   const answer = await outbound.get(url, { accept: "application/json" }).catch((error: Error) => {
     throw new UpstreamError(`${url}: ${error.message}`);
   });
-  if (answer.status !== 200) throw new UpstreamError(`${url} answered ${answer.status}`);
+  if (answer.status !== 200) throw refusal(url, answer.status);
   try {
     const body = JSON.parse(answer.body) as unknown;
     if (typeof body !== "object" || body === null || Array.isArray(body)) throw new Error("not an object");

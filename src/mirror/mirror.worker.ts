@@ -51,6 +51,19 @@ export async function declareSources(db: Db, config: MirrorConfig): Promise<void
   await bootstrapSources(db, declared);
 }
 
+/**
+ * The door as a source's sync uses it: with the source's credential, every GET carries
+ * `Authorization: Bearer <credential>` (the door sends it to the source's own host only).
+ */
+export function sourceOutbound(outbound: Outbound, credential: string | null): Outbound {
+  if (!credential) return outbound;
+  const authorization = `Bearer ${credential}`;
+  return {
+    ...outbound,
+    get: (url, options) => outbound.get(url, { ...options, headers: { ...options?.headers, authorization } }),
+  };
+}
+
 /** Syncs one claimed source, recording a failure (with its retry time) rather than throwing. */
 export async function runClaimed(
   options: MirrorOptions,
@@ -65,7 +78,14 @@ export async function runClaimed(
   try {
     const sync = source.row.kind === "AGENT_REGISTRY" ? followSource : syncSource;
     const finished = await sync(
-      { db, outbound: options.outbound, announce: options.announce, renew, stopped, onEntry: options.onEntry },
+      {
+        db,
+        outbound: sourceOutbound(options.outbound, source.row.credential),
+        announce: options.announce,
+        renew,
+        stopped,
+        onEntry: options.onEntry,
+      },
       claim,
       source.row,
     );

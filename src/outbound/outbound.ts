@@ -46,8 +46,11 @@ export class OutboundError extends Error {
 }
 
 export interface Outbound {
-  /** GET an https: URL; any HTTP status is returned (not thrown); refusals and failures throw OutboundError. */
-  get(url: string, options?: { accept?: string }): Promise<OutboundResponse>;
+  /**
+   * GET an https: URL; any HTTP status is returned (not thrown); refusals and failures throw OutboundError.
+   * `headers` (a credential) go to the first URL's host only: a redirect to another host is sent without them.
+   */
+  get(url: string, options?: { accept?: string; headers?: Record<string, string> }): Promise<OutboundResponse>;
   /**
    * POSTs a body to an https: URL (webhooks), with the same checks and deadline as `get`; a redirect
    * is not followed but answered as it is, like any other status.
@@ -368,7 +371,7 @@ export function createOutbound(config: OutboundConfig): Outbound {
     const res = await connect(target, checked, accept, deadline, send);
     const status = res.statusCode ?? 0;
     const location = res.headers.location;
-    if (!send && REDIRECT_STATUSES.has(status) && location) {
+    if ((send?.method ?? "GET") === "GET" && REDIRECT_STATUSES.has(status) && location) {
       res.destroy();
       return { redirect: location };
     }
@@ -423,7 +426,10 @@ export function createOutbound(config: OutboundConfig): Outbound {
     return next;
   }
 
-  async function get(url: string, options?: { accept?: string }): Promise<OutboundResponse> {
+  async function get(
+    url: string,
+    options?: { accept?: string; headers?: Record<string, string> },
+  ): Promise<OutboundResponse> {
     const first = parse(url);
     const release = await acquire();
     try {
@@ -432,7 +438,14 @@ export function createOutbound(config: OutboundConfig): Outbound {
       let target = first;
       for (let redirects = 0; ; redirects++) {
         const checked = target.test ? [] : await addresses(target.hostname, deadline);
-        const hop = await request(target, checked, options?.accept ?? "*/*", deadline);
+        const own = options?.headers && target.url.host === first.url.host ? options.headers : undefined;
+        const hop = await request(
+          target,
+          checked,
+          options?.accept ?? "*/*",
+          deadline,
+          own && { method: "GET", headers: own },
+        );
         if (!("redirect" in hop)) return hop;
         target = redirectTarget(first, target, hop.redirect, redirects);
       }

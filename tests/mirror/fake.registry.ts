@@ -51,6 +51,8 @@ export interface FakeRegistryOptions {
   tickMs?: number;
   /** A flip of `isLatest` also sets that entry's `updatedAt` (the real registry does not). Default false. */
   touchOnLatestChange?: boolean;
+  /** Every request must carry `Authorization: Bearer <bearer>`, or is answered 401 (a private registry). */
+  bearer?: string;
 }
 
 export type MalformedKind = "missing-name" | "description-type";
@@ -166,6 +168,9 @@ class Problem {
 export class FakeRegistry {
   /** Every request received, as its path and query (`/v0.1/servers?limit=100`), faulty answers included. */
   readonly requests: string[] = [];
+  /** The `Authorization` header of each request, in the order of `requests` (null: none). */
+  readonly authorizations: (string | null)[] = [];
+  private readonly bearer: string | undefined;
   private readonly byName = new Map<string, Rec[]>();
   private sorted: Rec[] = [];
   private dirty = false;
@@ -188,6 +193,7 @@ export class FakeRegistry {
     this.clock = (options.start ?? new Date("2026-01-01T00:00:00.000Z")).getTime();
     this.tickMs = options.tickMs ?? 1000;
     this.touchOnLatestChange = options.touchOnLatestChange ?? false;
+    this.bearer = options.bearer;
     if (options.examples) this.seedExamples();
     if (options.generated) this.generate(options.generated);
     this.server = createServer((req, res) => this.handle(req, res));
@@ -418,6 +424,7 @@ export class FakeRegistry {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const raw = req.url ?? "/";
     this.requests.push(raw);
+    this.authorizations.push(req.headers.authorization ?? null);
     const q = raw.indexOf("?");
     const segments = (q < 0 ? raw : raw.slice(0, q)).split("/");
     const query = new URLSearchParams(q < 0 ? "" : raw.slice(q + 1));
@@ -427,6 +434,9 @@ export class FakeRegistry {
         throw new Problem(404, "Endpoint not found. See /docs for the API documentation.");
       }
       if (req.method !== "GET") throw new Problem(405, "Method not allowed");
+      if (this.bearer !== undefined && req.headers.authorization !== `Bearer ${this.bearer}`) {
+        throw new Problem(401, "Unauthorized");
+      }
       if (segments.length === 3) {
         this.list(query, res);
         return;

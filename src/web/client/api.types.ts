@@ -2119,6 +2119,8 @@ export interface components {
       contactEmail: string;
       /** @description Declared by MIRROR_SOURCES (kept as the variable says) */
       fromEnv: boolean;
+      /** @description Whether the source sends a credential to its upstream (`Authorization: Bearer …`). The credential itself is write-only: no read answers it */
+      hasCredential: boolean;
       /**
        * Format: date-time
        * @description An ISO-8601 instant in UTC
@@ -4400,6 +4402,8 @@ export interface operations {
           intervalSeconds?: number | null;
           /** @description The contact its providers carry; default mirror@<the upstream's host> */
           contactEmail?: string | null;
+          /** @description Sent as `Authorization: Bearer <credential>` on every request to the upstream: an API key of a registry whose reads need one, or an MCP registry's token. Write-only (a read answers only `hasCredential`); null clears it, absent leaves it. At most 4096 visible ASCII characters */
+          credential?: string | null;
         };
       };
     };
@@ -4529,6 +4533,8 @@ export interface operations {
           intervalSeconds?: number;
           /** @description The contact its providers carry; default mirror@<the upstream's host> */
           contactEmail?: string;
+          /** @description Sent as `Authorization: Bearer <credential>` on every request to the upstream: an API key of a registry whose reads need one, or an MCP registry's token. Write-only (a read answers only `hasCredential`); null clears it, absent leaves it. At most 4096 visible ASCII characters */
+          credential?: string;
         };
         "application/merge-patch+json": {
           /** @description The upstream's base URL (https:) */
@@ -4547,6 +4553,8 @@ export interface operations {
           intervalSeconds?: number;
           /** @description The contact its providers carry; default mirror@<the upstream's host> */
           contactEmail?: string;
+          /** @description Sent as `Authorization: Bearer <credential>` on every request to the upstream: an API key of a registry whose reads need one, or an MCP registry's token. Write-only (a read answers only `hasCredential`); null clears it, absent leaves it. At most 4096 visible ASCII characters */
+          credential?: string;
         };
       };
     };
