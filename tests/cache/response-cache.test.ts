@@ -65,6 +65,33 @@ describe("hits", () => {
     expect(counting.statements).toHaveLength(0);
   });
 
+  test("a burst of misses of one answer is executed once; the others wait for it and are hits", async () => {
+    const agent = await intake({ labels: ["burst"] });
+    await approve(agent.providerCode);
+    const path = "/api/v1/providers/facets?labels=burst";
+    counting.reset();
+    const alone = await call("GET", path, { app: counted });
+    expect(alone.status).toBe(200);
+    const once = counting.statements.length;
+    expect(once).toBeGreaterThan(0);
+    // A write empties the cache; then ten requests for the answer at once.
+    await call("PATCH", `/api/v1/providers/${agent.providerCode}`, {
+      app: counted,
+      token: agent.accessToken,
+      body: { summary: "Burst, again" },
+    });
+    counting.reset();
+    const burst = await Promise.all(Array.from({ length: 10 }, () => call("GET", path, { app: counted })));
+    expect(counting.statements).toHaveLength(once);
+    expect(burst.map((a) => a.headers.get("x-cache"))).toEqual([null, ...Array(9).fill("HIT")]);
+    for (const answer of burst) expect(answer.text).toBe(alone.text);
+    // A miss whose answer is not kept (a 404) lets the one waiting run too: neither is lost.
+    const unknown = await Promise.all(
+      [1, 2].map(() => call("GET", "/api/v1/providers/no-such-agent", { app: counted })),
+    );
+    expect(unknown.map((a) => a.status)).toEqual([404, 404]);
+  });
+
   test("an approved agent's signed card is a hit; a write to the agent makes and signs it anew", async () => {
     const agent = await intake();
     await approve(agent.providerCode);

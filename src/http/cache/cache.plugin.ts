@@ -48,6 +48,8 @@ const KEEPING_MUTATIONS = new Set([
   "createApiKey",
   "revokeApiKey",
 ]);
+/** How long the same key's requests wait at most for the first one's answer. */
+const HOLD_MS = 5000;
 /** Headers that belong to one answer, not to the resource. */
 const UNSHARED_HEADERS = new Set(["x-request-id", "connection", "date", "content-length", "keep-alive", "x-cache"]);
 
@@ -72,6 +74,8 @@ interface CacheState {
   cacheable?: boolean;
   /** A mutation executed: its bump (and publication) must be done before it is answered. */
   wrote?: Promise<void>;
+  /** Ends this request's hold on its key (it was the first to miss it). */
+  release?: () => void;
 }
 const STATE = Symbol("responseCache");
 type WithState = { [STATE]?: CacheState; logFields?: { operation?: string } };
@@ -84,6 +88,8 @@ export class ResponseCache {
   private readonly generation: Generation;
   /** Forgettings of some providers' answers only (`forget`): a fill that raced one is not kept. */
   narrowings = 0;
+  /** The keys a miss is being answered for: the same key's next requests wait for that answer. */
+  private readonly held = new Map<string, Promise<void>>();
 
   constructor(options: ResponseCacheOptions) {
     this.enabled = options.enabled;
@@ -119,6 +125,29 @@ export class ResponseCache {
     if (since.generation !== this.generation.value) return;
     if (since.narrowings !== this.narrowings && entry.dependsOn?.length !== 0) return;
     this.store.set(key, entry);
+  }
+
+  /**
+   * The hold on a key while its first miss is answered, so that a burst of requests for one answer
+   * (a cold cache's facets) costs one execution, not one each: `wait` is the hold another request
+   * has; else `release`, which the request calls once its answer is kept or known not to be (a hold
+   * ends by itself after HOLD_MS, so a request that never ends holds nothing for long).
+   */
+  hold(key: string): { wait: Promise<void> } | { release: () => void } {
+    const wait = this.held.get(key);
+    if (wait) return { wait };
+    let release!: () => void;
+    const promise = new Promise<void>((resolve) => {
+      const timer = setTimeout(() => release(), HOLD_MS);
+      timer.unref();
+      release = () => {
+        clearTimeout(timer);
+        if (this.held.get(key) === promise) this.held.delete(key);
+        resolve();
+      };
+    });
+    this.held.set(key, promise);
+    return { release };
   }
 
   /** Empties this process's cache and tells the other replicas to empty theirs. */
@@ -177,13 +206,27 @@ function cachePlugin(cache: ResponseCache): Plugin {
         request.headers.get("origin") ?? "",
         body,
       );
-      state.generation = await cache.current();
-      state.narrowings = cache.narrowings;
-      const entry = cache.lookup(key, state.generation);
-      if (!entry) {
-        if (request.method !== "HEAD") state.key = key;
-        return;
+      const look = async () => {
+        state.generation = await cache.current();
+        state.narrowings = cache.narrowings;
+        return cache.lookup(key, state.generation);
+      };
+      let entry = await look();
+      if (!entry && request.method !== "HEAD") {
+        const hold = cache.hold(key);
+        if ("release" in hold) state.release = hold.release;
+        else {
+          await hold.wait;
+          entry = await look();
+          if (!entry) {
+            // The first answer was not kept (an error, a write meanwhile): this one is executed too.
+            const again = cache.hold(key);
+            if ("release" in again) state.release = again.release;
+          }
+        }
+        if (!entry) state.key = key;
       }
+      if (!entry) return;
       const fields = (serverContext as WithState).logFields;
       if (fields) fields.operation = entry.operation;
       const headers = new Headers(entry.headers);
@@ -218,29 +261,38 @@ function cachePlugin(cache: ResponseCache): Plugin {
     async onResponse({ response, serverContext }) {
       const state = (serverContext as WithState)[STATE];
       if (!state) return;
-      if (state.wrote) {
-        await state.wrote;
-        return;
+      try {
+        await keep(cache, state, response, serverContext as WithState);
+      } finally {
+        state.release?.();
       }
-      if (!state.key) return;
-      if (!state.cacheable || response.status !== 200 || response.headers.has("set-cookie")) {
-        return;
-      }
-      const body = Buffer.from(await response.clone().arrayBuffer());
-      // A GraphQL answer with errors (partial data) is not kept.
-      if (body.includes('"errors":')) return;
-      const headers: [string, string][] = [];
-      response.headers.forEach((value, name) => {
-        if (!UNSHARED_HEADERS.has(name.toLowerCase())) headers.push([name, value]);
-      });
-      cache.fill(state.key, state, {
-        status: response.status,
-        headers,
-        body,
-        operation: (serverContext as WithState).logFields?.operation,
-        storedAt: Date.now(),
-        dependsOn: state.dependsOn ?? null,
-      });
     },
   };
+}
+
+/** Keeps a cacheable read's answer; a mutation's answer waits for its bump instead. */
+async function keep(cache: ResponseCache, state: CacheState, response: Response, serverContext: WithState) {
+  if (state.wrote) {
+    await state.wrote;
+    return;
+  }
+  if (!state.key) return;
+  if (!state.cacheable || response.status !== 200 || response.headers.has("set-cookie")) {
+    return;
+  }
+  const body = Buffer.from(await response.clone().arrayBuffer());
+  // A GraphQL answer with errors (partial data) is not kept.
+  if (body.includes('"errors":')) return;
+  const headers: [string, string][] = [];
+  response.headers.forEach((value, name) => {
+    if (!UNSHARED_HEADERS.has(name.toLowerCase())) headers.push([name, value]);
+  });
+  cache.fill(state.key, state, {
+    status: response.status,
+    headers,
+    body,
+    operation: serverContext.logFields?.operation,
+    storedAt: Date.now(),
+    dependsOn: state.dependsOn ?? null,
+  });
 }
