@@ -370,4 +370,72 @@ describe("the mirror sources page", () => {
     expectClean(admin.watch);
     await db.mirrorSource.deleteMany({ where: { url: declared } });
   });
+  test("a credential is set, replaced and removed from the page, which never holds it", async () => {
+    const url = `https://${host}/private`;
+    const first = `first-${randomBytes(8).toString("hex")}`;
+    const second = `second-${randomBytes(8).toString("hex")}`;
+    const stored = async () => (await db.mirrorSource.findUniqueOrThrow({ where: { url } })).credential;
+    const admin = await open(adminToken);
+    const page = admin.page;
+    const answers: string[] = [];
+    page.on("response", async (r) => {
+      if (new URL(r.url()).pathname.startsWith("/api/v1/mirror/")) answers.push(await r.text().catch(() => ""));
+    });
+    await page.goto(PAGE);
+    const form = page.getByRole("form", { name: "Add a source" });
+    await form.waitFor(WAIT);
+    await form.getByLabel("URL").fill(url);
+    const field = form.getByLabel("Credential", { exact: true });
+    expect(await field.getAttribute("type")).toBe("password");
+    // A refusal is shown beside it, and makes nothing.
+    await field.fill("two words");
+    await form.getByRole("button", { name: "Add source" }).click();
+    await form.locator(".field-error").waitFor(WAIT);
+    expect(await errorOf(field)).toContain("visible ASCII characters only");
+    expect(await db.mirrorSource.count({ where: { url } })).toBe(0);
+    await field.fill(first);
+    await form.getByRole("button", { name: "Add source" }).click();
+    const card = page.locator("article.mirror-source").filter({ hasText: url });
+    await card.waitFor(WAIT);
+    expect(await stored()).toBe(first);
+    const settings = card.locator(".facts").nth(1);
+    expect(await text(settings)).toContain("CredentialSet (never shown)");
+    expect(await field.inputValue()).toBe("");
+
+    // Edit: the field is empty (the page has no credential to show); a new one replaces it.
+    await card.getByRole("button", { name: "Edit" }).click();
+    const editForm = card.getByRole("form", { name: "Change this source" });
+    await editForm.waitFor(WAIT);
+    const replace = editForm.getByLabel("Replace the credential");
+    expect(await replace.inputValue()).toBe("");
+    await editForm.getByRole("button", { name: "Save changes" }).click();
+    await editForm.waitFor({ state: "detached", ...WAIT });
+    expect(await stored()).toBe(first);
+    await card.getByRole("button", { name: "Edit" }).click();
+    await editForm.waitFor(WAIT);
+    await editForm.getByLabel("Replace the credential").fill(second);
+    await editForm.getByRole("button", { name: "Save changes" }).click();
+    await editForm.waitFor({ state: "detached", ...WAIT });
+    expect(await stored()).toBe(second);
+
+    // Removed: the source has none, and the card says so.
+    await card.getByRole("button", { name: "Edit" }).click();
+    await editForm.waitFor(WAIT);
+    await editForm.getByLabel("Remove the credential").check();
+    expect(await editForm.getByLabel("Replace the credential").isDisabled()).toBe(true);
+    await editForm.getByRole("button", { name: "Save changes" }).click();
+    await editForm.waitFor({ state: "detached", ...WAIT });
+    expect(await stored()).toBeNull();
+    expect(await text(settings)).toContain("CredentialNone");
+    expect(await unlabelledControls(page)).toEqual([]);
+
+    expect(answers.length).toBeGreaterThan(0);
+    for (const answer of [...answers, await page.content()]) {
+      expect(answer).not.toContain(first);
+      expect(answer).not.toContain(second);
+    }
+    await admin.context.close();
+    expectClean(admin.watch);
+    await db.mirrorSource.deleteMany({ where: { url } });
+  });
 });

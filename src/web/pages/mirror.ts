@@ -310,6 +310,39 @@ function sourceForm(options_: {
     placeholder: "mirror@<the upstream's host>",
     "data-path": "contactEmail",
   });
+  // Write-only: the page never holds a source's credential, only whether one is set. Empty keeps
+  // the one there is; a value sets or replaces it; "Remove the credential" clears it (null).
+  const hasCredential = initial?.hasCredential ?? false;
+  const credential = h("input", {
+    type: "password",
+    name: "credential",
+    autocomplete: "new-password",
+    spellcheck: false,
+    maxlength: 4096,
+    placeholder: hasCredential ? "Empty: keep the one set" : "",
+    "data-path": "credential",
+  });
+  const clearCredential = hasCredential
+    ? h("input", { type: "checkbox", name: "clearCredential", id: uid("clear-credential") })
+    : null;
+  clearCredential?.addEventListener("change", () => {
+    credential.disabled = clearCredential.checked;
+    if (clearCredential.checked) credential.value = "";
+  });
+  const credentialField = h(
+    "div",
+    { class: "credential-field" },
+    field(
+      hasCredential ? "Replace the credential" : "Credential",
+      credential,
+      hasCredential
+        ? "A credential is set; it is never shown. Type a new one to replace it."
+        : "Sent as Authorization: Bearer to the upstream: an API key of a registry whose reads need one, or an MCP registry's token. Optional; never shown once saved.",
+    ),
+    clearCredential
+      ? h("div", { class: "check" }, clearCredential, h("label", { for: clearCredential.id }, "Remove the credential"))
+      : null,
+  );
   const summary = h("div", { class: "error-summary", role: "alert", tabindex: -1, hidden: true });
   const submit = h("button", { type: "submit", class: "button primary" }, options_.submit);
   const titleId = uid("form-title");
@@ -325,6 +358,7 @@ function sourceForm(options_: {
     tierField,
     field("Interval (minutes)", interval, "How often it is synced: from 1 minute to 7 days (10,080 minutes).", true),
     field("Contact email", contact, "The contact its agents carry. Empty: mirror@ and the upstream's host."),
+    credentialField,
     h(
       "div",
       { class: "form-actions" },
@@ -375,6 +409,8 @@ function sourceForm(options_: {
     // A REVIEW source names no tier: one left chosen from before is not sent.
     if (body.policy === "TRUSTED" && tier.value) body.trustTier = tier.value;
     if (contact.value.trim()) body.contactEmail = contact.value.trim();
+    if (clearCredential?.checked) body.credential = null;
+    else if (credential.value.trim()) body.credential = credential.value.trim();
     return body;
   };
 
@@ -389,6 +425,7 @@ function sourceForm(options_: {
     try {
       await options_.send(body);
       form.reset();
+      credential.disabled = false;
       sync();
     } catch (error) {
       if (options_.ended(error)) return;
@@ -809,6 +846,8 @@ function dashboard(admin: Admin): void {
           : null,
         h("dt", null, "Contact"),
         h("dd", null, s.contactEmail),
+        h("dt", null, "Credential"),
+        h("dd", null, s.hasCredential ? "Set (never shown)" : "None"),
         h("dt", null, "Added"),
         h("dd", null, time(s.createdAt)),
       );
