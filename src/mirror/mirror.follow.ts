@@ -1,5 +1,6 @@
 /**
- * One sync of an AGENT_REGISTRY source: another registry of this kind, read as anyone may read it.
+ * One sync of an AGENT_REGISTRY source: another registry of this kind, read as anyone may read it
+ * (or, where its reads need credentials, as a reader: with the source's credential, an API key of it).
  *
  * It follows the peer's event log (`/api/v1/events?after=<seq>`) from the stored seq, applies each
  * event's patch to the public snapshot the provider's entry holds, and checks the event's `stateHash`.
