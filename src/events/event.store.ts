@@ -62,14 +62,9 @@ export async function appendEvents(tx: Queryable, drafts: readonly EventDraft[])
   return drafts.map((draft, i) => ({ ...draft, seq: seqs[i] as number, at }));
 }
 
-/** What a public snapshot is read from, when a write has not the provider's row in hand. */
-const STATE = pickColumns("Provider", [
-  "id",
-  "providerCode",
-  ...PUBLIC_OWNER_FIELDS,
-  ...PUBLIC_STATE_FIELDS,
-  "version",
-]);
+/** What a public snapshot is read from: a write that has not the provider's row in hand reads these. */
+export const STATE_FIELDS = ["id", "providerCode", ...PUBLIC_OWNER_FIELDS, ...PUBLIC_STATE_FIELDS, "version"] as const;
+const STATE = pickColumns("Provider", STATE_FIELDS);
 export type StateRow = ProviderState & { id: number; version: number };
 const stateRow = rowReader<StateRow>(STATE);
 const STATE_SQL = Prisma.raw(columnList(STATE));

@@ -43,6 +43,8 @@ export interface ReleaseWrite {
   all: boolean;
   /** The lifecycle changed: each entry's status changed now. */
   statusChanged?: boolean;
+  /** The write made the provider: it has no entries yet to change. */
+  created?: boolean;
 }
 
 /**
@@ -57,7 +59,7 @@ export async function recordRelease(tx: Queryable, write: ReleaseWrite): Promise
   if (!isMcp && !write.wasMcpServer) return;
   const serverName = write.profile.serverName ?? null;
   // Becoming an MCP server, or ceasing to be one, lists or hides every entry.
-  if (write.all || write.statusChanged || isMcp !== write.wasMcpServer) {
+  if (!write.created && (write.all || write.statusChanged || isMcp !== write.wasMcpServer)) {
     const status = write.statusChanged ? Prisma.sql`, "statusChangedAt" = ${now}` : Prisma.empty;
     await queryRows(
       tx,
@@ -66,11 +68,13 @@ export async function recordRelease(tx: Queryable, write: ReleaseWrite): Promise
     );
   }
   const release = isMcp ? releaseOf(write.profile, write.version) : null;
-  await queryRows(
-    tx,
-    Prisma.sql`UPDATE "mcp_server_versions" SET "isLatest" = ${false}
-      WHERE "providerId" = ${providerId} AND "isLatest" = ${true}`,
-  );
+  if (!write.created) {
+    await queryRows(
+      tx,
+      Prisma.sql`UPDATE "mcp_server_versions" SET "isLatest" = ${false}
+        WHERE "providerId" = ${providerId} AND "isLatest" = ${true}`,
+    );
+  }
   if (release === null) return;
   await queryRows(
     tx,

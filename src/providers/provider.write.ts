@@ -6,7 +6,7 @@ import { mintToken } from "../auth/agent.token.ts";
 import { type Db, type RawTx, rawTransaction } from "../db/client.ts";
 import { badInput, conflict } from "../errors.ts";
 import { eventsOfMove, publicSnapshot } from "../events/event.rules.ts";
-import { type LoggedEvent, logWrite } from "../events/event.store.ts";
+import { type LoggedEvent, logWrite, STATE_FIELDS, type StateRow } from "../events/event.store.ts";
 import { noteAppended } from "../feed/feed.outbox.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import type { IfMatch } from "../http/if-match.ts";
@@ -113,6 +113,12 @@ export interface IntakeResult {
   tokenId: string;
 }
 
+/** What an intake's INSERT returns: the row's state, which its events' public snapshot is made of. */
+const CREATED_STATE = Object.fromEntries(STATE_FIELDS.map((field) => [field, true])) as Record<
+  (typeof STATE_FIELDS)[number],
+  true
+>;
+
 /** What an intake records beside the profile: the signature check of the card it was imported from. */
 export interface IntakeRecords {
   cardSignature?: object;
@@ -127,6 +133,7 @@ export interface IntakeRecords {
 /**
  * Registers a provider: profile version 1, an OPEN intake review, the first access token. `within`
  * runs last inside the same transaction (the Idempotency-Key's record): if it throws, nothing is kept.
+ * It leaves the provider's row as made: the events logged after it are of that row.
  */
 export async function intakeProvider(
   db: Db,
@@ -148,26 +155,32 @@ export async function intakeProvider(
     try {
       const written = await db.$transaction(async (tx) => {
         const now = new Date();
-        const created = await tx.provider.create({
+        // The row and its related rows each in one INSERT: created nested, Prisma reads the row
+        // back after them; its state, returned here, is what the events' snapshot is made of.
+        const created = (await tx.provider.create({
           data: {
             ...(columnsOf(profile) as Prisma.ProviderCreateInput),
             ...(records as Prisma.ProviderCreateInput),
             ...(mirror && { mirrored: true }),
             ...(approveAs && { reviewStage: "APPROVED", trustTier: approveAs }),
             providerCode,
-            labelIndex: { create: profile.labels.map((label) => ({ label })) },
-            packageIndex: { create: packageKinds(profile.packages) },
-            versions: {
-              create: { version: 1, actor, changedFields: [...OWNER_FIELDS], snapshot: snapshotOf(profile) },
-            },
-            ...(!mirror && {
-              tokens: {
-                create: { tokenId: token.tokenId, hash: token.hash, prefix: token.prefix, label: "intake" },
-              },
-            }),
           },
-          select: { id: true },
+          select: CREATED_STATE,
+        })) as unknown as StateRow;
+        const providerId = created.id;
+        if (profile.labels.length > 0) {
+          await tx.providerLabel.createMany({ data: profile.labels.map((label) => ({ providerId, label })) });
+        }
+        const kinds = packageKinds(profile.packages);
+        if (kinds.length > 0) await tx.providerPackage.createMany({ data: kinds.map((k) => ({ providerId, ...k })) });
+        await tx.providerVersion.createMany({
+          data: [{ providerId, version: 1, actor, changedFields: [...OWNER_FIELDS], snapshot: snapshotOf(profile) }],
         });
+        if (!mirror) {
+          await tx.accessToken.createMany({
+            data: [{ providerId, tokenId: token.tokenId, hash: token.hash, prefix: token.prefix, label: "intake" }],
+          });
+        }
         const review = await tx.review.create({
           data: {
             reviewCode,
@@ -194,11 +207,13 @@ export async function intakeProvider(
           version: 1,
           now: new Date(),
           all: false,
+          created: true,
         });
         if (within) await within(tx, { providerId: created.id, providerCode, reviewCode });
         const events = await logWrite(tx, {
           providerId: created.id,
           before: null,
+          after: created,
           events: [
             { kind: "PROVIDER_CREATED" },
             { kind: "REVIEW_OPENED", reviewCode },

@@ -11,11 +11,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { credentials, resolveViewer } from "../../src/auth/viewer.plugin.ts";
+import { stateHash } from "../../src/events/event.rules.ts";
+import { snapshotBefore } from "../../src/events/event.store.ts";
 import { createOutbound } from "../../src/outbound/outbound.ts";
 import { createApp } from "../../src/yoga.ts";
-import { uniqueCode } from "../builders.ts";
+import { intakeBody, uniqueCode } from "../builders.ts";
+import { ON_POSTGRES } from "../database.ts";
 import { readSse } from "../feed/sse.ts";
-import { approve, call, config, gql, intake, reviewerToken } from "../helpers.ts";
+import { approve, call, config, db, gql, intake, reviewerToken } from "../helpers.ts";
 import { until } from "../wait.ts";
 import { type CountingDb, openCountingDb } from "./counting.db.ts";
 
@@ -191,6 +194,52 @@ describe("a write's statements", () => {
       expect(statements.slice(commit).every((s) => s === "COMMIT")).toBe(true);
       // Nothing else reads the log for the feed, before the commit or after it.
       expect(statements.filter((s) => /FROM "events"/.test(s))).toEqual([]);
+    } finally {
+      await alone.dispose();
+    }
+  });
+
+  test("an intake writes each of its rows once and reads nothing back: the row's state it inserted is its events' snapshot", async () => {
+    const alone = createApp({ ...config, responseCache: false, redisUrl: undefined }, counting.db);
+    try {
+      const body = {
+        ...intakeBody({ labels: ["counted", "once"] }),
+        serverName: `io.github.counted/${uniqueCode("srv")}`,
+        packages: [{ registryType: "NPM", identifier: "@counted/srv", version: "1.0.0", transport: { type: "STDIO" } }],
+      };
+      counting.reset();
+      const answer = await call("POST", "/api/v1/providers", { app: alone, body });
+      const statements = [...counting.statements];
+      expect(answer.status).toBe(201);
+      const written = statements.slice(statements.indexOf("BEGIN") + 1, statements.indexOf("COMMIT"));
+      const tables = written.map(
+        (s) => /^(?:INSERT INTO|UPDATE|SELECT .* FROM) [`"]?(?:[a-z]+[`"]\.[`"])?([a-z_]+)/.exec(s)?.[1] ?? s,
+      );
+      // Each table once, and no read of the provider it has just inserted (the event's snapshot included).
+      expect(tables.filter((t) => t === "providers")).toHaveLength(1);
+      expect(written.filter((s) => /^SELECT/.test(s) && /[`"]providers[`"]/.test(s))).toEqual([]);
+      expect(written.filter((s) => /^UPDATE "mcp_server_versions"/.test(s))).toEqual([]);
+      expect(new Set(tables)).toEqual(
+        new Set([
+          "providers",
+          "provider_labels",
+          "provider_packages",
+          "provider_versions",
+          "access_tokens",
+          "reviews",
+          "review_events",
+          "mcp_server_versions",
+          ...(ON_POSTGRES ? ["pg_advisory_xact_lock"] : []),
+          "events",
+        ]),
+      );
+      // What the event says the provider is, is what reading its row says.
+      const code = answer.body.providerCode as string;
+      const events = await call("GET", `/api/v1/events?providerCode=${code}`, { app: alone, token: reviewer });
+      const created = events.body.items[0];
+      expect(created.kind).toBe("PROVIDER_CREATED");
+      const row = await db.provider.findUniqueOrThrow({ where: { providerCode: code }, select: { id: true } });
+      expect(created.stateHash).toBe(stateHash(await snapshotBefore(db, row.id)));
     } finally {
       await alone.dispose();
     }
