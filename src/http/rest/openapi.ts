@@ -360,6 +360,9 @@ function fieldOf(schema: GraphQLSchema, route: RestRoute): GraphQLField<unknown,
 /** The operation that creates what a PATCH changes: what it requires, a PATCH cannot remove. */
 const CREATED_BY: Record<string, string> = { updateProvider: "createProvider" };
 
+/** Write-only members a PATCH clears with null, though no answer shows them (a mirror source's credential). */
+const CLEARED_UNSEEN: Record<string, readonly string[]> = { updateMirrorSource: ["credential"] };
+
 /**
  * A PATCH body is a JSON Merge Patch (RFC 7396): `null` removes a member, which only a field the
  * record may lack can take. Such a field is nullable in the answer and not required at creation;
@@ -381,6 +384,7 @@ function mergePatchSchema(
   for (const arg of bodyArgs) {
     const answered = answerFields[arg.name];
     if (answered && !isNonNullType(answered.type) && !requiredAtCreation.has(arg.name)) continue;
+    if (CLEARED_UNSEEN[field.name]?.includes(arg.name)) continue;
     properties[arg.name] = withDescription(nonNullSchema(arg.type), arg.description);
   }
   return { ...body, minProperties: 1 };

@@ -4534,7 +4534,7 @@ export interface operations {
           /** @description The contact its providers carry; default mirror@<the upstream's host> */
           contactEmail?: string;
           /** @description Sent as `Authorization: Bearer <credential>` on every request to the upstream: an API key of a registry whose reads need one, or an MCP registry's token. Write-only (a read answers only `hasCredential`); null clears it, absent leaves it. At most 4096 visible ASCII characters */
-          credential?: string;
+          credential?: string | null;
         };
         "application/merge-patch+json": {
           /** @description The upstream's base URL (https:) */
@@ -4554,7 +4554,7 @@ export interface operations {
           /** @description The contact its providers carry; default mirror@<the upstream's host> */
           contactEmail?: string;
           /** @description Sent as `Authorization: Bearer <credential>` on every request to the upstream: an API key of a registry whose reads need one, or an MCP registry's token. Write-only (a read answers only `hasCredential`); null clears it, absent leaves it. At most 4096 visible ASCII characters */
-          credential?: string;
+          credential?: string | null;
         };
       };
     };
