@@ -1,11 +1,11 @@
 /**
  * The mirror at scale, one replica: a fake of the official MCP registry with `servers` generated
  * servers, bootstrapped by the built service while anonymous reads go on, then 100 upstream changes
- * synced again. `npm run bench -- --ops mirror` runs it once per dialect (its figures join the
+ * synced again, five times. `npm run bench -- --ops mirror` runs it once per dialect (its figures join the
  * bench report); on its own:
  *
  *   npx tsx tests/bench/mirror.bench.ts [--dialect sqlite|postgresql] [--servers 20000] [--agents 10000]
- *                                      [--changes 100] [--rate 100] [--idle 20] [--warmup 5]
+ *                                      [--changes 100] [--rounds 5] [--rate 100] [--idle 20] [--warmup 5]
  *                                      [--pg-url postgresql://postgres@127.0.0.1:5432/postgres]
  *                                      [--cpu-prof] [--skip-build] [--keep]
  *
@@ -26,7 +26,9 @@
  *   The service's CPU over it from /proc (and PostgreSQL's, all its processes), and the same less what
  *   the read load cost it idle.
  * - Incremental: the upstream changes `changes` servers (new versions, deprecations, deletions), an
- *   admin asks for a sync (POST …/sync); wall time from the ask to `lastSuccessAt`, counts checked.
+ *   admin asks for a sync (POST …/sync); wall time from the ask to `lastSuccessAt`, counts checked;
+ *   `rounds` times, one after another. One sync of 100 lasts about a second, ~125 reads of each
+ *   kind, whose p99 would be their second slowest: the reads' p99 is taken over every round's.
  * Results: tests/bench/results/mirror-{sqlite,postgresql}.{md,json} (the JSON stays local).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -67,6 +69,7 @@ const { values } = parseArgs({
     servers: { type: "string", default: "20000" },
     agents: { type: "string", default: "10000" },
     changes: { type: "string", default: "100" },
+    rounds: { type: "string", default: "5" },
     rate: { type: "string", default: "100" },
     idle: { type: "string", default: "20" },
     warmup: { type: "string", default: "5" },
@@ -86,6 +89,8 @@ const count = (name: keyof typeof values, min: number) => {
 const SERVERS = count("servers", 10);
 const AGENTS = count("agents", 100);
 const CHANGES = count("changes", 10);
+/** Incremental syncs measured, one after another: one is too short for a p99 of its reads (~125 each). */
+const ROUNDS = count("rounds", 1);
 const RATE = count("rate", 1);
 const IDLE = count("idle", 1);
 const WARMUP = count("warmup", 0);
@@ -262,6 +267,8 @@ interface SyncFigures {
   /** Both reads' p99 by 10 s of the sync. */
   p99By10s: number[];
   errors: string[];
+  /** Each read's latencies (ms), for a p99 over several syncs. */
+  latencies: { detail: number[]; list: number[] };
 }
 
 async function main(): Promise<number> {
@@ -420,6 +427,7 @@ async function main(): Promise<number> {
         warmP99: { detail: warm(timelines.detail), list: warm(timelines.list) },
         p99By10s,
         errors,
+        latencies: { detail: timelines.detail.map(([, ms]) => ms), list: timelines.list.map(([, ms]) => ms) },
       };
     };
 
@@ -433,21 +441,27 @@ async function main(): Promise<number> {
     // Whatever the run left (a WAL checkpoint, autovacuum, V8's compiler) settles before the next phase.
     await sleep(5000);
     const idleAfter = await idlePhase(`idle, ${SERVERS} more agents`);
-    const changed = (await fetch(`${upstream.control}/change?n=${CHANGES}`, { method: "POST" }).then((r) =>
-      r.json(),
-    )) as { versions: number; deprecated: number; deleted: number; expect: Partial<SourceView["counts"]> };
-    log(
-      `the upstream changed ${CHANGES} servers: ${changed.versions} new versions, ${changed.deprecated} deprecated, ${changed.deleted} deleted`,
-    );
-    const incremental = await sync(
-      `incremental sync of ${CHANGES}`,
-      async () => {
-        await send("POST", `/api/v1/mirror/sources/${sourceId}/sync`);
-        return sourceId;
-      },
-      { ...changed.expect, created: 0, skipped: 0 },
-      50,
-    );
+    const rounds: (SyncFigures & { expect: Partial<SourceView["counts"]> })[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const changed = (await fetch(`${upstream.control}/change?n=${CHANGES}`, { method: "POST" }).then((r) =>
+        r.json(),
+      )) as { versions: number; deprecated: number; deleted: number; expect: Partial<SourceView["counts"]> };
+      log(
+        `round ${round}: the upstream changed ${CHANGES} servers: ${changed.versions} new versions, ${changed.deprecated} deprecated, ${changed.deleted} deleted`,
+      );
+      const expect = { ...changed.expect, created: 0, skipped: 0 };
+      const run = await sync(
+        `incremental sync ${round} of ${CHANGES}`,
+        async () => {
+          await send("POST", `/api/v1/mirror/sources/${sourceId}/sync`);
+          return sourceId;
+        },
+        expect,
+        50,
+      );
+      rounds.push({ ...run, expect });
+    }
+    const incremental = pooled(rounds);
     const upstreamStats = (await fetch(`${upstream.control}/stats`).then((r) => r.json())) as Record<string, number>;
     const stderr = service.stderr();
     await stopChild(service.child);
@@ -468,15 +482,15 @@ async function main(): Promise<number> {
         met: bootstrap.countsHeld,
       },
       {
-        target: `incremental sync of ${CHANGES} upstream changes, ask → IDLE (s)`,
+        target: `incremental sync of ${CHANGES} upstream changes, ask → IDLE (s; the slowest of ${ROUNDS})`,
         value: r2(incremental.wallS),
         goal: `≤ ${INCREMENTAL_GOAL_S}`,
         met: incremental.countsHeld && incremental.wallS <= INCREMENTAL_GOAL_S,
       },
       {
-        target: "incremental counts: seen / updated / retired as the upstream changed",
-        value: `${incremental.counts.seen} / ${incremental.counts.updated} / ${incremental.counts.retired}`,
-        goal: `${changed.expect.seen} / ${changed.expect.updated} / ${changed.expect.retired}`,
+        target: "incremental counts: seen / updated / retired as the upstream changed (each sync)",
+        value: rounds.map((r) => `${r.counts.seen} / ${r.counts.updated} / ${r.counts.retired}`).join("; "),
+        goal: rounds.map((r) => `${r.expect.seen} / ${r.expect.updated} / ${r.expect.retired}`).join("; "),
         met: incremental.countsHeld,
       },
       {
@@ -489,7 +503,7 @@ async function main(): Promise<number> {
         (
           [
             ["bootstrap", bootstrap],
-            ["incremental sync", incremental],
+            [`incremental syncs (${ROUNDS}, their reads together)`, incremental],
           ] as const
         ).map(([phase, run]) => {
           const v = ratio(run.reads[read], idleBefore.reads[read]);
@@ -531,7 +545,7 @@ async function main(): Promise<number> {
       "| figure | bootstrap | incremental sync |",
       "|---|---|---|",
       `| wall time, ask → lastSuccessAt (as seen by polling) | ${r2(bootstrap.wallS)} s (${r2(bootstrap.observedS)} s) | ${r2(incremental.wallS)} s (${r2(incremental.observedS)} s) |`,
-      `| entries a second | ${Math.round(bootstrap.counts.seen / bootstrap.wallS)} | ${Math.round(incremental.counts.seen / incremental.wallS)} |`,
+      `| entries a second | ${Math.round(bootstrap.counts.seen / bootstrap.wallS)} | ${Math.round(incremental.counts.seen / rounds.reduce((n, r) => n + r.wallS, 0))} |`,
       `| counts: seen · created · updated · retired · skipped | ${Object.values(bootstrap.counts).join(" · ")} | ${Object.values(incremental.counts).join(" · ")} |`,
       `| service CPU | ${cpuText(bootstrap)} | ${cpuText(incremental)} |`,
       ...(bootstrap.postgresCpuS === null
@@ -549,7 +563,9 @@ async function main(): Promise<number> {
       readRow(`idle, before (${IDLE} s)`, idleBefore.reads),
       readRow(`during the bootstrap (${r1(bootstrap.observedS)} s)`, bootstrap.reads),
       readRow(`idle, after the bootstrap (${IDLE} s)`, idleAfter.reads),
-      readRow(`during the incremental sync (${r2(incremental.observedS)} s)`, incremental.reads),
+      readRow(`during the ${ROUNDS} incremental syncs (${r2(incremental.observedS)} s in all)`, incremental.reads),
+      "",
+      `The incremental syncs, ask → IDLE: ${rounds.map((r) => `${r2(r.wallS)} s`).join(", ")}; the table's incremental column is their sums (its wall time the slowest).`,
       "",
       `Leaving out what was sent in the first 5 s of the bootstrap (while V8 compiles the sync's path), the p99 is ${r2(bootstrap.warmP99.detail)} ms (detail) and ${r2(bootstrap.warmP99.list)} ms (list). Both reads' p99 by 10 s of the bootstrap, ms: ${bootstrap.p99By10s.join(", ")}.`,
       "",
@@ -571,8 +587,9 @@ async function main(): Promise<number> {
       goals,
       idleBefore,
       idleAfter,
-      bootstrap: { ...bootstrap, source: undefined },
-      incremental: { ...incremental, source: undefined },
+      bootstrap: { ...bootstrap, source: undefined, latencies: undefined },
+      incremental: { ...incremental, latencies: undefined },
+      rounds: rounds.map((r) => ({ ...r, source: undefined, latencies: undefined })),
       upstream: upstreamStats,
     };
     writeFileSync(new URL(`mirror-${DIALECT}.json`, RESULTS), `${JSON.stringify(report, null, 2)}\n`);
@@ -584,6 +601,48 @@ async function main(): Promise<number> {
     if (!values.keep) await database.drop();
     else log(`kept the database: ${database.url}`);
   }
+}
+
+/**
+ * Several syncs as one: counts and CPU summed, the slowest wall time, and each read's figures over
+ * all their answers together.
+ */
+function pooled(runs: SyncFigures[]): SyncFigures {
+  const sum = (f: (r: SyncFigures) => number) => runs.reduce((n, r) => n + f(r), 0);
+  const sample = (read: "detail" | "list"): FixedSample => {
+    const all = runs.flatMap((r) => r.latencies[read]).sort((a, b) => a - b);
+    const failed: Record<string, number> = {};
+    for (const r of runs)
+      for (const [k, n] of Object.entries(r.reads[read].failed ?? {})) failed[k] = (failed[k] ?? 0) + n;
+    return {
+      rps: all.length / sum((r) => r.observedS),
+      p50: quantile(all, 0.5),
+      p99: quantile(all, 0.99),
+      failures: sum((r) => r.reads[read].failures),
+      count: all.length,
+      max: all.at(-1) ?? Number.NaN,
+      failed,
+    };
+  };
+  const counts = Object.fromEntries(
+    Object.keys(runs[0]?.counts ?? {}).map((k) => [k, sum((r) => r.counts[k as keyof SourceView["counts"]])]),
+  ) as SourceView["counts"];
+  return {
+    wallS: Math.max(...runs.map((r) => r.wallS)),
+    observedS: sum((r) => r.observedS),
+    counts,
+    expected: {},
+    countsHeld: runs.every((r) => r.countsHeld),
+    serviceCpuS: sum((r) => r.serviceCpuS),
+    syncCpuS: sum((r) => r.syncCpuS),
+    postgresCpuS: runs.some((r) => r.postgresCpuS === null) ? null : sum((r) => r.postgresCpuS ?? 0),
+    upstreamCpuS: sum((r) => r.upstreamCpuS),
+    reads: { detail: sample("detail"), list: sample("list") },
+    warmP99: { detail: Number.NaN, list: Number.NaN },
+    p99By10s: [],
+    errors: runs.flatMap((r) => r.errors),
+    latencies: { detail: [], list: [] },
+  };
 }
 
 process.exit(await main());
