@@ -814,12 +814,21 @@ function dashboard({ token, me, expires }: Reviewer): void {
  * a word with their owner or a suspension. Read once with the dashboard, and again on request.
  */
 function downPanel(token: string | null): HTMLElement {
-  const body = h("div", { class: "down-body" });
+  // The first read fills a placeholder in the list's own place, which holds the room a short answer
+  // takes (.down-body's min-height): a progress line shown and taken away would move the queue below
+  // twice as the page loads. A refresh keeps the list and shows its progress beneath it.
+  const body = h(
+    "div",
+    { class: "down-body" },
+    h("p", { class: "muted", role: "status" }, h("span", { class: "spinner", "aria-hidden": "true" }), " Loading…"),
+  );
   const progress = new Status();
   const refresh = h("button", { type: "button", class: "button link" }, "Refresh");
+  let first = true;
   async function load(): Promise<void> {
     refresh.disabled = true;
-    progress.loading("Loading…", 0);
+    if (!first) progress.loading("Loading…", 0);
+    first = false;
     try {
       const down = await api<DownProviders>("GET", "/health/down", { token });
       replace(
