@@ -22,14 +22,23 @@ md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
   return defaultLinkOpen(tokens, idx, options, env, self);
 };
 
-// The profile's own headings are h1 and h2: a description's headings start below them, at h3.
+// The profile's own headings are h1 and h2: a description's headings start below them, its
+// highest level at h3 whichever level its author began with (most begin at ##), so that no level
+// is skipped (screen readers' users move by heading level) and the description's own order is kept.
 md.core.ruler.push("shift_headings", (state) => {
-  for (const token of state.tokens) {
-    if (token.type === "heading_open" || token.type === "heading_close") {
-      token.tag = `h${Math.min(6, Number(token.tag.slice(1)) + 2)}`;
-    }
-  }
+  const headings = state.tokens.filter((t) => t.type === "heading_open" || t.type === "heading_close");
+  const top = Math.min(...headings.map((t) => Number(t.tag.slice(1))));
+  for (const token of headings) token.tag = `h${Math.min(6, Number(token.tag.slice(1)) - top + 3)}`;
 });
+
+// A code block wider than a phone scrolls sideways: it takes the keyboard's focus, so that it can be
+// scrolled without a pointer.
+for (const rule of ["fence", "code_block"] as const) {
+  const base = md.renderer.rules[rule];
+  if (!base) continue;
+  md.renderer.rules[rule] = (tokens, idx, options, env, self) =>
+    base(tokens, idx, options, env, self).replace(/^<pre>/, '<pre tabindex="0">');
+}
 
 /** The HTML of a Markdown text: safe to insert as is (no raw HTML, checked links). */
 export function renderMarkdown(text: string): string {
