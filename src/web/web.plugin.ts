@@ -14,7 +14,7 @@ import { type Graphiql, isGraphiqlAsset, graphiql as loadGraphiql } from "./grap
 import { type DirectoryFacets, directoryFacetsQuery, directoryQuery, renderDirectory } from "./render/directory.ts";
 import { renderDocument } from "./render/document.ts";
 import { profileDescription, renderProfile, renderProfileNotFound } from "./render/profile.ts";
-import { type Asset, type Bundle, type PageName, webBundle } from "./web.bundle.ts";
+import { type Asset, assetOf, type Bundle, type PageName, webBundle } from "./web.bundle.ts";
 import { PAGE_INFO, renderShell } from "./web.shell.ts";
 
 /** The pages load same-origin scripts and styles only, and talk to their own origin only. */
@@ -123,9 +123,15 @@ function asksForGraphiql(request: Request, url: URL): boolean {
 }
 
 interface Shell {
-  html: Uint8Array;
+  /** The page's HTML with its brotli and gzip forms, made once, like an asset's. */
+  html: Asset;
+  /** The ETag of the uncompressed HTML; each encoding's form has its own (`etagOf`). */
   etag: string;
 }
+
+/** A strong ETag names one representation: the encoded forms of a shell each carry their own. */
+const etagOf = (shell: Shell, encoding?: "br" | "gzip") =>
+  encoding ? `${shell.etag.slice(0, -1)}-${encoding}"` : shell.etag;
 
 function respond(request: Request, body: Uint8Array | string | null, init: ResponseInit): Response {
   // A Uint8Array is a valid body; TypeScript's DOM types only want one backed by an ArrayBuffer.
@@ -180,7 +186,6 @@ const brotliAsync = promisify(brotliCompress);
 async function compressed(request: Request, text: string): Promise<{ body: Uint8Array; encoding?: "br" | "gzip" }> {
   const body = new TextEncoder().encode(text);
   const header = request.headers.get("accept-encoding");
-  if (body.byteLength < 1024) return { body };
   if (acceptsEncoding(header, "br")) {
     const br = await brotliAsync(body, {
       params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT },
@@ -204,8 +209,8 @@ export function useWebPages(options: WebPagesOptions = {}): Plugin {
   // The bundle is made on the first request that needs it (main.ts starts it as the server starts,
   // so that no visitor waits for it): an app that never serves a page never pays for one.
   let bundling: Promise<unknown> | undefined;
-  const shells = new WeakMap<Bundle, Map<PageName | "graphiql", Shell>>();
-  const shellOf = (bundle: Bundle, page: PageName | "graphiql", render: () => string): Shell => {
+  const shells = new WeakMap<Bundle, Map<PageName | "graphiql", Promise<Shell>>>();
+  const shellOf = (bundle: Bundle, page: PageName | "graphiql", render: () => string): Promise<Shell> => {
     let byPage = shells.get(bundle);
     if (!byPage) {
       byPage = new Map();
@@ -214,7 +219,8 @@ export function useWebPages(options: WebPagesOptions = {}): Plugin {
     let shell = byPage.get(page);
     if (!shell) {
       const html = new TextEncoder().encode(render());
-      shell = { html, etag: `"${createHash("sha256").update(html).digest("base64url").slice(0, 16)}"` };
+      const etag = `"${createHash("sha256").update(html).digest("base64url").slice(0, 16)}"`;
+      shell = assetOf(html, "text/html; charset=utf-8").then((asset) => ({ html: asset, etag }));
       byPage.set(page, shell);
     }
     return shell;
@@ -387,25 +393,30 @@ export function useWebPages(options: WebPagesOptions = {}): Plugin {
         }
       }
 
-      const shell = graphiql
+      const shell = await (graphiql
         ? shellOf(bundle, "graphiql", () => graphiql.page(bundle.icon))
         : shellOf(bundle, page as PageName, () =>
             renderShell(page as PageName, bundle, { graphiql: graphiqlOn, signIn: signInOrigin !== undefined }),
-          );
+          ));
+      const { body, encoding } = encodedBody(shell.html, request);
+      const etag = etagOf(shell, encoding);
       const headers = {
         ...COMMON_HEADERS,
         "Content-Type": "text/html; charset=utf-8",
         // Revalidate every time (cheap: an ETag), so a new release's asset names are seen at once.
         "Cache-Control": "no-cache",
-        ETag: shell.etag,
+        Vary: "Accept-Encoding",
+        ETag: etag,
         "Content-Security-Policy": graphiql ? GRAPHIQL_CSP : pageCsp,
         "Cross-Origin-Opener-Policy": "same-origin",
       };
       const match = request.headers.get("if-none-match");
-      if (match?.split(",").some((tag) => tag.trim() === shell.etag)) {
+      if (match?.split(",").some((tag) => tag.trim() === etag)) {
         return endResponse(new Response(null, { status: 304, headers }));
       }
-      return endResponse(respond(request, shell.html, { headers }));
+      return endResponse(
+        respond(request, body, { headers: { ...headers, ...(encoding ? { "Content-Encoding": encoding } : {}) } }),
+      );
     },
   };
 }
