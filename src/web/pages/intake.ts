@@ -4,6 +4,7 @@
  * server's `errors[]` — beside the fields they name, and sends exactly the JSON body of
  * `POST /api/v1/providers`. On success it shows the review code and the access token, once.
  */
+import "../client/zod.jitless.ts";
 import { ApiError, api } from "../client/api.ts";
 import { type Child, h, mainElement, replace, uid } from "../client/dom.ts";
 import {
@@ -79,16 +80,24 @@ const termsUrl = input("policy.termsUrl", { type: "url", spellcheck: false, plac
 const privacyUrl = input("policy.privacyUrl", { type: "url", spellcheck: false, placeholder: "https://" });
 
 /**
- * The server's own validation rules, loaded after the form is shown (they bring the validation
- * library, the largest part of the pages): the form works without them — the server validates
- * anyway — but with them a mistake is named before anything is sent.
+ * The server's own validation rules, loaded when the form is first used (they bring the validation
+ * library, the largest part of the pages, whose evaluation would otherwise hold a phone's main thread
+ * just as the form appears): the form works without them — the server validates anyway — but with
+ * them a mistake is named before anything is sent. A failed load is tried again the next time.
  */
 type Rules = typeof import("../../providers/provider.rules.ts");
-const rules: Promise<Rules | null> = import("../../providers/provider.rules.ts").catch(() => null);
+let loadingRules: Promise<Rules | null> | null = null;
+function rules(): Promise<Rules | null> {
+  loadingRules ??= import("../../providers/provider.rules.ts").catch(() => {
+    loadingRules = null;
+    return null;
+  });
+  return loadingRules;
+}
 
 const codeHint = h("span", null);
 async function updateCodeHint(): Promise<void> {
-  const derive = (await rules)?.deriveProviderCode;
+  const derive = (await rules())?.deriveProviderCode;
   const derived = derive && name.value.trim() ? derive(name.value) : "";
   codeHint.textContent = derived
     ? `Optional. Left empty, it is made from the name: ${derived} (with a suffix if that is taken). It never changes.`
@@ -475,6 +484,8 @@ replace(
   form,
   live.element,
 );
+// Focus comes before any typing or sending, by keyboard, pointer or a label's click.
+form.addEventListener("focusin", () => void rules(), { once: true });
 
 // ---------------------------------------------------------------- the body
 
@@ -565,7 +576,7 @@ form.addEventListener("submit", async (event) => {
 
 async function send(): Promise<void> {
   const body = readBody();
-  const checked = (await rules)?.validateIntake(body) ?? { ok: true as const };
+  const checked = (await rules())?.validateIntake(body) ?? { ok: true as const };
   if (!checked.ok) {
     const n = checked.errors.length;
     errors.show(checked.errors, `Please correct ${n === 1 ? "this problem" : `these ${n} problems`}`);

@@ -7,6 +7,7 @@
  * that version is no longer current (412) it shows what changed meanwhile and offers to put the
  * owner's edit on top of the newer version.
  */
+import "../client/zod.jitless.ts";
 import { ApiError, api, type FieldError, query } from "../client/api.ts";
 import { type Change, patchChanges } from "../client/diff.ts";
 import { type Child, h, replace, uid } from "../client/dom.ts";
