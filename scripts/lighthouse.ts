@@ -241,22 +241,18 @@ async function measure(spec: PageSpec): Promise<Measured> {
 // --- axe-core, screenshots and compression, in playwright-core -------------------------------------
 
 const AXE = readFileSync(fileURLToPath(import.meta.resolve("axe-core/axe.min.js")), "utf8");
-/** Answers that must come compressed: the page, its styles and its scripts. */
-const PAGE_TYPES = new Set(["document", "stylesheet", "script"]);
-/** The API's answers the page reads: listed when they come uncompressed, not asserted (the API's own concern). */
-const API_TYPES = new Set(["fetch", "xhr"]);
+/** Answers that must come compressed: the page, its styles, its scripts and the API answers it reads. */
+const PAGE_TYPES = new Set(["document", "stylesheet", "script", "fetch", "xhr"]);
 
 interface Inspected {
   violations: string[];
   uncompressed: string[];
-  apiUncompressed: string[];
 }
 
 async function inspect(b: Browser, spec: PageSpec, viewport: typeof PHONE | typeof DESKTOP, size: string) {
   // bypassCSP lets axe's own script in: the pages allow their own scripts only, as they should.
   const context = await b.newContext({ viewport, locale: "en-GB", timezoneId: "UTC", bypassCSP: true });
   const uncompressed: string[] = [];
-  const apiUncompressed: string[] = [];
   try {
     if ("signedIn" in spec) {
       await context.addInitScript(({ key, value }) => sessionStorage.setItem(key, value), {
@@ -267,16 +263,13 @@ async function inspect(b: Browser, spec: PageSpec, viewport: typeof PHONE | type
     const page = await context.newPage();
     page.on("response", async (response) => {
       const type = response.request().resourceType();
-      const asserted = PAGE_TYPES.has(type);
-      if ((!asserted && !API_TYPES.has(type)) || response.status() === 304 || response.status() === 204) return;
+      if (!PAGE_TYPES.has(type) || response.status() === 304 || response.status() === 204) return;
       const headers = await response.allHeaders();
       const length = Number(headers["content-length"] ?? Number.NaN);
       // An empty body has nothing to compress.
       if (length === 0) return;
       if (!/^(br|gzip|zstd)$/.test(headers["content-encoding"] ?? "")) {
-        (asserted ? uncompressed : apiUncompressed).push(
-          `${type} ${response.status()} ${response.url().replace(base, "")}`,
-        );
+        uncompressed.push(`${type} ${response.status()} ${response.url().replace(base, "")}`);
       }
     });
     await page.goto(`${base}${spec.path}`, { waitUntil: "load" });
@@ -291,7 +284,7 @@ async function inspect(b: Browser, spec: PageSpec, viewport: typeof PHONE | type
       );
     });
     await page.screenshot({ path: `${ARTIFACTS}lighthouse-${spec.name}-${size}.png`, fullPage: true });
-    return { violations, uncompressed, apiUncompressed } satisfies Inspected;
+    return { violations, uncompressed } satisfies Inspected;
   } finally {
     await context.close();
   }
@@ -312,7 +305,6 @@ async function ready(page: Page, spec: PageSpec): Promise<void> {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
 const pct = (score: number) => String(Math.round(score * 100));
 const rows: string[][] = [];
-const notes: string[] = [];
 
 try {
   for (const spec of PAGES) {
@@ -341,9 +333,6 @@ try {
     for (const v of phone.violations) problems.push(`axe (phone): ${v}`);
     for (const v of desktop.violations) problems.push(`axe (desktop): ${v}`);
     for (const u of new Set([...phone.uncompressed, ...desktop.uncompressed])) problems.push(`not compressed: ${u}`);
-    for (const u of new Set([...phone.apiUncompressed, ...desktop.apiUncompressed])) {
-      notes.push(`${spec.name}: API answer not compressed (not asserted): ${u}`);
-    }
     if (problems.length) {
       failures.push(...problems.map((p) => `${spec.name} (${spec.path}): ${p}`));
       failures.push(...chosen.failing.map((f) => `${spec.name}:   audit below 0.9 — ${f}`));
@@ -383,7 +372,6 @@ process.stdout.write(`${[line(header), ...rows.map(line)].join("\n")}\n\n`);
 process.stdout.write(
   `reports and screenshots: ${ARTIFACTS} · ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
 );
-if (notes.length) process.stdout.write(`${notes.join("\n")}\n`);
 if (failures.length) {
   process.stdout.write(`\nFAILED:\n${failures.map((f) => `  ${f}`).join("\n")}\n`);
   process.exitCode = 1;

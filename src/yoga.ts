@@ -18,6 +18,7 @@ import { useFeedSse } from "./feed/feed.sse.ts";
 import { countByState } from "./health/health.store.ts";
 import { createResponseCache } from "./http/cache/cache.plugin.ts";
 import { withNodeCache } from "./http/cache/node.front.ts";
+import { useCompression } from "./http/compression.ts";
 import { useCors } from "./http/cors.ts";
 import { requestIdFor, useHttpEdge } from "./http/edge.plugin.ts";
 import { useErrorCodes, useGraphqlGetParams, useGraphqlPost } from "./http/graphql.http.ts";
@@ -143,6 +144,8 @@ export function createApp(
       }),
       ...useCors(config.corsOrigins),
       cache.plugin,
+      // After the cache's: it keeps an answer as made, and each is compressed as its request accepts.
+      useCompression(),
       useTransportRoutes({ db, state, config }),
       useMetricsRoute(metrics, config.metrics.token, guard),
       // /auth/*: people sign in where OIDC_ISSUER and OIDC_CLIENT_ID are set; else only

@@ -6,9 +6,8 @@
  * fetch like any other client.
  */
 import { createHash } from "node:crypto";
-import { promisify } from "node:util";
-import { brotliCompress, constants, gzip } from "node:zlib";
 import type { Plugin } from "graphql-yoga";
+import { acceptsEncoding, type Coding, codingFor, encode } from "../http/compression.ts";
 import type { Provider, ProviderPage } from "./client/types.ts";
 import { type Graphiql, isGraphiqlAsset, graphiql as loadGraphiql } from "./graphiql.ts";
 import { type DirectoryFacets, directoryFacetsQuery, directoryQuery, renderDirectory } from "./render/directory.ts";
@@ -88,23 +87,6 @@ export function pageOf(pathname: string): PageName | null {
   return /^\/providers\/[^/]+$/.test(pathname) ? "profile" : null;
 }
 
-/**
- * Whether an Accept-Encoding header takes a content coding: named with a weight above 0, or, when
- * not named, covered by `*` with a weight above 0.
- */
-export function acceptsEncoding(header: string | null, coding: "br" | "gzip"): boolean {
-  let wildcard = false;
-  for (const part of (header ?? "").toLowerCase().split(",")) {
-    const [name, ...params] = part.split(";").map((p) => p.trim());
-    if (name !== coding && name !== "*") continue;
-    const q = params.find((p) => p.startsWith("q="));
-    const accepted = !q || Number(q.slice(2)) > 0;
-    if (name === coding) return accepted;
-    wildcard = accepted;
-  }
-  return wildcard;
-}
-
 /** The smallest form of an asset the request takes: brotli, then gzip, then none. */
 function encodedBody(asset: Asset, request: Request): { body: Uint8Array; encoding?: "br" | "gzip" } {
   const header = request.headers.get("accept-encoding");
@@ -176,24 +158,11 @@ async function readApi<T>(
   return { status: response.status, body };
 }
 
-const gzipAsync = promisify(gzip);
-const brotliAsync = promisify(brotliCompress);
-
-/**
- * A rendered page, compressed as the request accepts (brotli at a fast quality: pages are made per
- * request, unlike the precompressed assets), on libuv's threads.
- */
-async function compressed(request: Request, text: string): Promise<{ body: Uint8Array; encoding?: "br" | "gzip" }> {
+/** A rendered page, compressed as the request accepts, on libuv's threads. */
+async function compressed(request: Request, text: string): Promise<{ body: Uint8Array; encoding?: Coding }> {
   const body = new TextEncoder().encode(text);
-  const header = request.headers.get("accept-encoding");
-  if (acceptsEncoding(header, "br")) {
-    const br = await brotliAsync(body, {
-      params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT },
-    });
-    return { body: br, encoding: "br" };
-  }
-  if (acceptsEncoding(header, "gzip")) return { body: await gzipAsync(body, { level: 6 }), encoding: "gzip" };
-  return { body };
+  const coding = codingFor(request.headers.get("accept-encoding"));
+  return coding ? { body: await encode(body, coding), encoding: coding } : { body };
 }
 
 /** The pages, GraphiQL's page, and their assets. */

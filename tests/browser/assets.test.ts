@@ -7,8 +7,9 @@
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { describe, expect, test } from "@jest/globals";
 import { createPatch } from "rfc6902";
+import { acceptsEncoding } from "../../src/http/compression.ts";
 import { type PatchOperation, patchChanges } from "../../src/web/client/diff.ts";
-import { acceptsEncoding, GRAPHIQL_CSP, PAGE_CSP, pageOf } from "../../src/web/web.plugin.ts";
+import { GRAPHIQL_CSP, PAGE_CSP, pageOf } from "../../src/web/web.plugin.ts";
 import { app, call } from "../helpers.ts";
 
 const PAGES = ["/", "/intake", "/reviews", "/webhooks", "/admin/mirror-sources", "/providers/some-agent"];

@@ -237,7 +237,7 @@ describe("Cache-Control and Vary", () => {
     expect(issued.headers.get("cache-control")).toBe("no-store");
   });
 
-  test("HTTP_CACHE_MAX_AGE sets max-age; CORS's Vary: Origin is kept beside Authorization", async () => {
+  test("HTTP_CACHE_MAX_AGE sets max-age; CORS's Vary: Origin is kept beside Authorization and Accept-Encoding", async () => {
     expect(() => loadConfig({ NODE_ENV: "test", HTTP_CACHE_MAX_AGE: "soon" })).toThrow(/HTTP_CACHE_MAX_AGE/);
     const tuned = createApp(
       {
@@ -248,7 +248,7 @@ describe("Cache-Control and Vary", () => {
     );
     const answer = await call("GET", reads.profile, { app: tuned, headers: { origin: "https://a.example" } });
     expect(answer.headers.get("cache-control")).toBe("public, max-age=45");
-    expect(answer.headers.get("vary")?.split(/,\s*/).sort()).toEqual(["Authorization", "Origin"]);
+    expect(answer.headers.get("vary")?.split(/,\s*/).sort()).toEqual(["Accept-Encoding", "Authorization", "Origin"]);
   });
 });
 

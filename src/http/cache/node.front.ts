@@ -11,6 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { hasSessionCookie } from "../../signin/signin.rules.ts";
+import { codingFor, compressible, encodedEntry, varyOnEncoding } from "../compression.ts";
 import { isApiResource, noneMatchNames, REPRESENTATION_HEADERS } from "../conditional.ts";
 import type { ResponseCache } from "./cache.plugin.ts";
 import type { Entry } from "./store.ts";
@@ -103,9 +104,20 @@ function answer(n: NodeRequest, entry: Entry | undefined) {
   }
   headers["X-Request-Id"] = requestId;
   headers["X-Cache"] = "HIT";
-  if (status !== 304) headers["Content-Length"] = String(entry.body.byteLength);
+  let body = entry.body;
+  if (compressible(contentTypeOf(entry))) {
+    // Stored names are lower-case (a Headers' own), so this replaces the answer's Vary.
+    headers.vary = varyOnEncoding(headers.vary ?? null);
+    // A HEAD is answered with the headers of an uncompressed GET, as Yoga answers one.
+    const coding = status === 304 || req.method === "HEAD" ? undefined : codingFor(req.headers["accept-encoding"]);
+    if (coding) {
+      body = encodedEntry(entry, coding);
+      headers["content-encoding"] = coding;
+    }
+  }
+  if (status !== 304) headers["Content-Length"] = String(body.byteLength);
   res.writeHead(status, headers);
-  res.end(status === 304 || req.method === "HEAD" ? undefined : entry.body);
+  res.end(status === 304 || req.method === "HEAD" ? undefined : body);
   edge.logLine({
     requestId,
     method: req.method ?? "GET",
@@ -114,6 +126,11 @@ function answer(n: NodeRequest, entry: Entry | undefined) {
     status,
     ms: performance.now() - n.started,
   });
+}
+
+/** The Content-Type an entry was stored with. */
+function contentTypeOf(entry: Entry): string | undefined {
+  return entry.headers.find(([name]) => name.toLowerCase() === "content-type")?.[1];
 }
 
 /** The ETag an entry was stored with. */

@@ -21,6 +21,8 @@ export interface Entry {
   storedAt: number;
   /** The codes of the providers whose unlisted changes make it untrue; null: any change does (scope.ts). */
   dependsOn: readonly string[] | null;
+  /** Its body compressed, made when first asked for (compression.ts); smaller than the body it is counted by. */
+  encoded?: Partial<Record<"br" | "gzip", Buffer>>;
 }
 
 export interface StoreOptions {
