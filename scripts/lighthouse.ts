@@ -27,14 +27,8 @@ import { loadConfig } from "../src/config.ts";
 import { openDb } from "../src/db/client.ts";
 import { webBundle } from "../src/web/web.bundle.ts";
 import { createApp } from "../src/yoga.ts";
-import { browserPath } from "../tests/browser/browser.path.ts";
+import { ARTIFACTS, browserPath, CHROMIUM_ARGS, DESKTOP, PHONE } from "../tests/browser/browser.path.ts";
 import { seedSynthetic } from "./synthetic/seed.ts";
-
-// The same folder and sizes as tests/browser/browser.helpers.ts, which cannot be imported here: it
-// opens the jest run's test database when loaded.
-const ARTIFACTS = fileURLToPath(new URL("../tests/browser/artifacts/", import.meta.url));
-const PHONE = { width: 390, height: 844 } as const;
-const DESKTOP = { width: 1280, height: 900 } as const;
 
 const BAR = 0.95;
 const CLS_BAR = 0.05;
@@ -146,19 +140,7 @@ async function startChromium(): Promise<{ port: number; process: ChildProcess }>
   const profile = join(folder, "chromium");
   const child = spawn(
     await browserPath(),
-    [
-      "--headless=new",
-      "--remote-debugging-port=0",
-      `--user-data-dir=${profile}`,
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "about:blank",
-    ],
+    ["--headless=new", "--remote-debugging-port=0", `--user-data-dir=${profile}`, ...CHROMIUM_ARGS, "about:blank"],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
   // Chromium says where it listens on stderr once the port is open.

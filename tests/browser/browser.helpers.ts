@@ -4,14 +4,11 @@
  * artifacts in tests/browser/artifacts/.
  */
 import { mkdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 import { type App, closeAfterAll, type Listening, listen } from "../helpers.ts";
-import { browserPath } from "./browser.path.ts";
+import { ARTIFACTS, browserPath, CHROMIUM_ARGS, DESKTOP, PHONE } from "./browser.path.ts";
 
-export const ARTIFACTS = fileURLToPath(new URL("./artifacts/", import.meta.url));
-export const PHONE = { width: 390, height: 844 } as const;
-export const DESKTOP = { width: 1280, height: 900 } as const;
+export { ARTIFACTS, DESKTOP, PHONE };
 
 export type Running = Listening;
 
@@ -22,15 +19,7 @@ export const startServer = (app?: App): Promise<Running> => listen(app);
 export async function launchBrowser(): Promise<Browser> {
   const browser = await chromium.launch({
     executablePath: await browserPath(),
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
+    args: CHROMIUM_ARGS,
   });
   closeAfterAll(() => browser.close());
   return browser;

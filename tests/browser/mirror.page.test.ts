@@ -12,9 +12,10 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, jest, test } from "@jest/globals";
 import type { Browser, Locator, Page, Request } from "playwright-core";
 import { loadConfig } from "../../src/config.ts";
-import { declareSources, startMirror } from "../../src/mirror/mirror.worker.ts";
+import { declareSources } from "../../src/mirror/mirror.worker.ts";
 import { type App, appWith, call, closeAfterAll, db, reviewerToken } from "../helpers.ts";
 import { type FakeRegistry, startFakeRegistry } from "../mirror/fake.registry.ts";
+import { startTestMirror } from "../mirror/mirror.helpers.ts";
 import { until } from "../wait.ts";
 import {
   DESKTOP,
@@ -92,14 +93,7 @@ beforeAll(async () => {
   closeAfterAll(() => upstream.close());
   const gatePort = await startGate();
   app = appWith({ OUTBOUND_TEST_HOSTS: `${host}=127.0.0.1:${gatePort}`, MIRROR_POLL_MS: "3600000" });
-  const mirror = startMirror({
-    db,
-    outbound: app.mirror.outbound,
-    config: loadConfig({ ...process.env, NODE_ENV: "test" }).mirror,
-    announce: app.announce,
-  });
-  app.mirror.kick = () => mirror.kick();
-  closeAfterAll(() => mirror.stop());
+  startTestMirror(app);
   server = await startServer(app);
 });
 

@@ -7,8 +7,6 @@
  */
 import { randomBytes } from "node:crypto";
 import { beforeAll, describe, expect, jest, test } from "@jest/globals";
-import { loadConfig } from "../../src/config.ts";
-import { startMirror } from "../../src/mirror/mirror.worker.ts";
 import {
   type Answer,
   activeReviewCode,
@@ -22,6 +20,7 @@ import {
   reviewerToken,
 } from "../helpers.ts";
 import { generatedServer, startFakeRegistry } from "../mirror/fake.registry.ts";
+import { startTestMirror } from "../mirror/mirror.helpers.ts";
 import { until } from "../wait.ts";
 
 // Two syncs of a few servers through the intake's full path, on a machine busy with other files.
@@ -37,15 +36,8 @@ const PROVIDER = "query ($c: String!) { provider(providerCode: $c) { providerCod
 
 let sourceId: string;
 
-beforeAll(async () => {
-  const mirror = startMirror({
-    db,
-    outbound: cached.mirror.outbound,
-    config: loadConfig({ ...process.env, NODE_ENV: "test", MIRROR_POLL_MS: "3600000" }).mirror,
-    announce: cached.announce,
-  });
-  cached.mirror.kick = () => mirror.kick();
-  closeAfterAll(() => mirror.stop());
+beforeAll(() => {
+  startTestMirror(cached);
 });
 
 /** An anonymous read of the cached app, checked against the uncached one; answers whether it was a hit. */

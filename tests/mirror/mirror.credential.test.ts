@@ -13,13 +13,14 @@ import { describe, expect, test } from "@jest/globals";
 import { loadConfig } from "../../src/config.ts";
 import { type Db, openDb } from "../../src/db/client.ts";
 import { type ProviderState, publicSnapshot, stateHash } from "../../src/events/event.rules.ts";
-import { declareSources, startMirror } from "../../src/mirror/mirror.worker.ts";
+import { declareSources } from "../../src/mirror/mirror.worker.ts";
 import { createApp } from "../../src/yoga.ts";
 import { intakeBody, uniqueCode } from "../builders.ts";
 import { copyOfTemplate, ON_POSTGRES } from "../database.ts";
 import { type Answer, type App, call, closeAfterAll, expectProblem, gql, listen, reviewerToken } from "../helpers.ts";
 import { until } from "../wait.ts";
 import { startFakeRegistry } from "./fake.registry.ts";
+import { startTestMirror } from "./mirror.helpers.ts";
 
 const admin = await reviewerToken("credential-admin", ["admin"]);
 const reviewer = await reviewerToken("credential-reviewer");
@@ -53,15 +54,10 @@ describe(`a mirror source's credential (${ON_POSTGRES ? "PostgreSQL" : "SQLite"}
       MIRROR_POLL_MS: "3600000",
     });
     const logLines: string[] = [];
-    const mirror = startMirror({
+    const mirror = startTestMirror(follower.app, {
       db: follower.db,
-      outbound: follower.app.mirror.outbound,
-      config: loadConfig({ ...process.env, NODE_ENV: "test" }).mirror,
-      announce: follower.app.announce,
       log: (line) => logLines.push(JSON.stringify(line)),
     });
-    follower.app.mirror.kick = () => mirror.kick();
-    closeAfterAll(() => mirror.stop());
     const app = follower.app;
 
     // The peer: two agents in its directory; its reads need the reader role, which an API key has.
@@ -261,13 +257,7 @@ describe(`a mirror source's credential (${ON_POSTGRES ? "PostgreSQL" : "SQLite"}
     const row = await follower.db.mirrorSource.findUniqueOrThrow({ where: { url } });
     expect(row).toMatchObject({ fromEnv: true, credential: token });
 
-    const mirror = startMirror({
-      db: follower.db,
-      outbound: follower.app.mirror.outbound,
-      config: loadConfig({ ...process.env, NODE_ENV: "test" }).mirror,
-      announce: follower.app.announce,
-    });
-    closeAfterAll(() => mirror.stop());
+    const mirror = startTestMirror(follower.app, { db: follower.db });
     mirror.kick();
     const synced = await until(
       async () => {
@@ -304,14 +294,7 @@ describe(`a mirror source's credential (${ON_POSTGRES ? "PostgreSQL" : "SQLite"}
       OUTBOUND_TEST_HOSTS: `www.${domain}=${port},api.${domain}=${port}`,
       MIRROR_POLL_MS: "3600000",
     });
-    const mirror = startMirror({
-      db: follower.db,
-      outbound: follower.app.mirror.outbound,
-      config: loadConfig({ ...process.env, NODE_ENV: "test" }).mirror,
-      announce: follower.app.announce,
-    });
-    follower.app.mirror.kick = () => mirror.kick();
-    closeAfterAll(() => mirror.stop());
+    const mirror = startTestMirror(follower.app, { db: follower.db });
     const made = await call("POST", "/api/v1/mirror/sources", {
       app: follower.app,
       token: admin,

@@ -20,12 +20,12 @@ import { type Db, openDb } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { type ProviderState, publicSnapshot, stateHash } from "../../src/events/event.rules.ts";
 import { pruneEvents } from "../../src/events/event.store.ts";
-import { startMirror } from "../../src/mirror/mirror.worker.ts";
 import { createApp } from "../../src/yoga.ts";
 import { intakeBody, uniqueCode } from "../builders.ts";
 import { copyOfTemplate, ON_POSTGRES } from "../database.ts";
 import { type App, call, closeAfterAll, listen, reviewerToken } from "../helpers.ts";
 import { until } from "../wait.ts";
+import { startTestMirror } from "./mirror.helpers.ts";
 
 const admin = await reviewerToken("peer-admin", ["admin"]);
 const reviewer = await reviewerToken("peer-reviewer");
@@ -112,14 +112,7 @@ describe.each(scenarios)("%s", (_name, followerOn, peerOn) => {
       OUTBOUND_TEST_HOSTS: `${host}=${new URL(url).host}`,
       MIRROR_POLL_MS: "3600000",
     });
-    const mirror = startMirror({
-      db: follower.db,
-      outbound: follower.app.mirror.outbound,
-      config: loadConfig({ ...process.env, NODE_ENV: "test" }).mirror,
-      announce: follower.app.announce,
-    });
-    follower.app.mirror.kick = () => mirror.kick();
-    closeAfterAll(() => mirror.stop());
+    startTestMirror(follower.app, { db: follower.db });
     const app = follower.app;
 
     const source = async (id: string) =>

@@ -10,10 +10,11 @@ import { randomBytes } from "node:crypto";
 import { beforeAll, describe, expect, jest, test } from "@jest/globals";
 import { mintToken } from "../../src/auth/agent.token.ts";
 import { loadConfig } from "../../src/config.ts";
-import { declareSources, startMirror } from "../../src/mirror/mirror.worker.ts";
+import { declareSources } from "../../src/mirror/mirror.worker.ts";
 import { type App, appWith, call, closeAfterAll, db, expectProblem, gql, reviewerToken } from "../helpers.ts";
 import { until } from "../wait.ts";
 import { type FakeRegistry, generatedServer, OFFICIAL, startFakeRegistry } from "./fake.registry.ts";
+import { startTestMirror } from "./mirror.helpers.ts";
 
 // The first sync writes some 180 providers through the intake's full path: on a machine busy with
 // other files, past jest's default 30 s per test.
@@ -31,14 +32,7 @@ beforeAll(async () => {
   upstream.addMalformed("description-type");
   closeAfterAll(() => upstream.close());
   app = appWith({ OUTBOUND_TEST_HOSTS: `${host}=${new URL(upstream.url).host}`, MIRROR_POLL_MS: "3600000" });
-  const mirror = startMirror({
-    db,
-    outbound: app.mirror.outbound,
-    config: loadConfig({ ...process.env, NODE_ENV: "test" }).mirror,
-    announce: app.announce,
-  });
-  app.mirror.kick = () => mirror.kick();
-  closeAfterAll(() => mirror.stop());
+  startTestMirror(app);
 });
 
 async function source(sourceId: string) {
@@ -383,14 +377,7 @@ describe("syncing an MCP registry", () => {
       },
     });
     expect(made.status).toBe(201);
-    const worker = startMirror({
-      db,
-      outbound: trustedApp.mirror.outbound,
-      config: loadConfig({ ...process.env, NODE_ENV: "test" }).mirror,
-      announce: trustedApp.announce,
-    });
-    closeAfterAll(() => worker.stop());
-    worker.kick();
+    startTestMirror(trustedApp).kick();
     const done = await until(
       async () => {
         const s = (await call("GET", `/api/v1/mirror/sources/${made.body.sourceId}`, { app: trustedApp, token: admin }))
