@@ -64,6 +64,92 @@ export interface FacetRow {
  * are text (`true`/`false` for publisherVerified), null where a provider has none (no endpoint, not probed).
  */
 export async function facetCounts(db: Db, filters: ListFilters): Promise<FacetRow[]> {
+  return countable(filters) ? fromCounts(db, filters) : facetScan(db, filters);
+}
+
+/**
+ * Whether the counts kept by the database answer these filters: columns only — no search, labels,
+ * package or updatedSince filter — and a visibility rule on columns (an agent's own row is not one).
+ */
+export function countable(filters: ListFilters): boolean {
+  return (
+    filters.words.length === 0 &&
+    filters.labels.length === 0 &&
+    filters.packages === null &&
+    filters.since === null &&
+    onColumns(filters.visible)
+  );
+}
+
+/** Whether a `where` reads the group columns alone. */
+function onColumns(where: unknown): boolean {
+  if (where === null || typeof where !== "object") return false;
+  return Object.entries(where).every(([key, value]) =>
+    key === "AND" || key === "OR" || key === "NOT"
+      ? (Array.isArray(value) ? value : [value]).every(onColumns)
+      : (GROUP_COLUMNS as readonly string[]).includes(key),
+  );
+}
+
+/** A count table of migration 20261211000000_facet_counts as `p`: the group columns, '' where a provider has none. */
+const countTable = (...more: string[]): SqlTable => ({
+  alias: "p",
+  columns: new Set([...GROUP_COLUMNS, ...more]),
+  relations: {},
+});
+const LABEL_GROUPS = countTable("label");
+const PACKAGE_GROUPS = countTable("facet", "value");
+
+/**
+ * The facets from the counts the database keeps (facet_groups, facet_label_groups,
+ * facet_package_groups): the same parts as the scan's, summed over a few hundred or thousand rows of
+ * counts instead of counted from the providers. Rows of 0 are left by the triggers and skipped here.
+ */
+export async function fromCounts(db: Db, filters: ListFilters): Promise<FacetRow[]> {
+  const postgres = dialectIn(db) === "postgresql";
+  const columns = (without?: ColumnFacet) =>
+    Object.entries(filters.columns)
+      .filter(([facet]) => facet !== without)
+      .map(([, w]) => w);
+  const where = (wheres: Prisma.ProviderWhereInput[], on: SqlTable) => whereSql({ AND: wheres }, on);
+  const count = Prisma.raw(`CAST(SUM(p."n") AS INTEGER)`);
+  const byLabel = Prisma.raw(postgres ? `p."label" COLLATE "C"` : `p."label"`);
+  const verified = Prisma.raw(postgres ? `p."publisherVerified"` : `p."publisherVerified" <> 0`);
+  const all = [filters.visible, ...columns()];
+  const rows = await queryRows(
+    db,
+    Prisma.sql`WITH "groups" AS MATERIALIZED (
+        SELECT p."visibility", p."reviewStage", p."lifecycle", p."agentType", p."trustTier", p."publisherVerified",
+          NULLIF(p."healthState", '') AS "healthState", NULLIF(p."protocol", '') AS "protocol", p."n"
+        FROM "facet_groups" AS p WHERE p."n" > 0 AND ${where([filters.visible], GROUPS)}
+      )
+      SELECT '' AS "facet", NULL AS "value", ${count} AS "count" FROM "groups" AS p WHERE ${where(columns(), GROUPS)}
+      ${Prisma.join(
+        COLUMN_FACETS.map((facet) => {
+          const column = Prisma.raw(`p."${FACET_COLUMN[facet]}"`);
+          const value =
+            facet === "publisherVerified" ? Prisma.sql`CASE WHEN ${verified} THEN 'true' ELSE 'false' END` : column;
+          return Prisma.sql` UNION ALL SELECT ${Prisma.raw(`'${facet}'`)} AS "facet", ${value} AS "value", ${count} AS "count"
+            FROM "groups" AS p WHERE ${where(columns(facet), GROUPS)} GROUP BY ${column}`;
+        }),
+        "",
+      )}
+      UNION ALL SELECT * FROM (SELECT 'labels' AS "facet", p."label" AS "value", ${count} AS "count"
+        FROM "facet_label_groups" AS p WHERE ${where(all, LABEL_GROUPS)}
+        GROUP BY p."label" HAVING SUM(p."n") > 0 ORDER BY 3 DESC, ${byLabel} ASC LIMIT ${TOP_LABELS}) AS "top"
+      UNION ALL SELECT p."facet" AS "facet", p."value" AS "value", ${count} AS "count"
+        FROM "facet_package_groups" AS p WHERE ${where(all, PACKAGE_GROUPS)}
+        GROUP BY p."facet", p."value" HAVING SUM(p."n") > 0`,
+  );
+  return rows.map((r) => ({
+    facet: String(r.facet),
+    value: r.value === null ? null : String(r.value),
+    count: Number(r.count),
+  }));
+}
+
+/** The facets counted from the providers that pass the filters: any filters, the oracle of the counts. */
+export async function facetScan(db: Db, filters: ListFilters): Promise<FacetRow[]> {
   const postgres = dialectIn(db) === "postgresql";
   const table = providersTable("p");
   const search = filters.words.length > 0 ? [providerMatchSql(dialectIn(db), "p", filters.words, "all")] : [];

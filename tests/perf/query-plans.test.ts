@@ -5,7 +5,8 @@
  * providerCode index for its ORDER BY and checked every row (0.25 ms at 1,000 agents, a full scan at
  * 1,000,000). This test plans the statement readProvider sends — on a migrated SQLite file of its
  * own, whichever database the run uses, since the plan is SQLite's — and refuses any walk of a table;
- * and it holds the list's pages to the directory's indexes, which the facets' index once took from them.
+ * and it holds the list's pages to the directory's indexes, which the facets' index once took from them,
+ * and the facets of column filters to the counts the database keeps.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -111,7 +112,25 @@ test("the list's pages never take the facets' index, and the facets' statement d
       [],
     ]);
   }
+  // A label filter is not counted by the database: the facets count the providers, through their index.
   counting.reset();
-  await facetCounts(counting.db, listFilters({}, ctx));
+  await facetCounts(counting.db, listFilters({ labels: ["llm"] }, ctx));
   expect(planOf(counting.statements[0] as string).some((s) => s.includes("providers_facets_idx"))).toBe(true);
+});
+
+test("the facets of column filters read the counts the database keeps, never the providers", async () => {
+  const ctx = { viewer: { kind: "anonymous" as const }, config: { health: { enabled: true } } as Context["config"] };
+  for (const args of [{}, { agentType: "ASSISTANT" }, { agentType: "ASSISTANT", trustTier: "VERIFIED" }]) {
+    counting.reset();
+    await facetCounts(counting.db, listFilters(args, ctx));
+    expect(counting.statements).toHaveLength(1);
+    const sql = counting.statements[0] as string;
+    expect([args, sql.match(/"provider(s|_labels|_packages)"/g)]).toEqual([args, null]);
+    // The anonymous rule (PUBLIC and APPROVED) is the counts' keys' first columns: a range, not a walk.
+    const plan = planOf(sql);
+    expect([args, plan.filter((step) => /USING (COVERING )?INDEX sqlite_autoindex_facet_/.test(step)).length]).toEqual([
+      args,
+      3,
+    ]);
+  }
 });
