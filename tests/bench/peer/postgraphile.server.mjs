@@ -7,6 +7,7 @@
  *   node --single-threaded-gc data/bench/postgraphile/postgraphile.server.mjs
  * with env PORT, HOST, DATABASE_URL and DATABASE_POOL_SIZE (the pg pool's max, default 10).
  *
+ * Loads the connection filter plugin and @graphile/pg-aggregates (the facets' groupedAggregates).
  * Serves `POST /graphql` only. Readiness: `POST /graphql` with `{"query":"{__typename}"}` answers
  * 200 once the schema is built (the server listens only after that). SIGTERM (and SIGINT) close the
  * server and the pool, then the process exits 0.
@@ -50,6 +51,7 @@ const { makePgService } = await import("postgraphile/adaptors/pg");
 const { PostGraphileAmberPreset } = await import("postgraphile/presets/amber");
 const { jsonPgSmartTags } = await import("postgraphile/utils");
 const { PostGraphileConnectionFilterPreset } = await import("postgraphile-plugin-connection-filter");
+const { PgAggregatesPreset } = await import("@graphile/pg-aggregates");
 
 const port = Number(process.env.PORT ?? 5678);
 const host = process.env.HOST ?? "127.0.0.1";
@@ -59,21 +61,54 @@ const poolSize = Number(process.env.DATABASE_POOL_SIZE ?? 10);
 if (!Number.isInteger(poolSize) || poolSize < 1) throw new Error("DATABASE_POOL_SIZE must be a positive whole number");
 
 /**
- * Two smart tags, telling PostGraphile what the database holds but its introspection misses:
+ * Smart tags, telling PostGraphile what the database holds but its introspection misses:
  * - `providers."providerCode"` is unique by a unique INDEX (as Prisma's migrations make them), not
  *   a unique constraint, and PostGraphile derives `providerByProviderCode` from constraints only:
  *   `@unique providerCode` gives that look-up (PgFakeConstraintsPlugin), on the same index.
  * - PostGraphile offers filters and orders only on indexed columns (PgIndexBehaviorsPlugin);
  *   `providers.lifecycle` has no index of its own, yet the service's lists filter on it (ACTIVE or
  *   DEPRECATED), as PostgreSQL does on the rows an index finds: mark it filterable, nothing else.
+ * - The facets group by `publisherVerified` and by the endpoint's protocol; both are in the
+ *   service's facets index (providers_facets_idx) but lead no index, so they are marked indexed
+ *   too; `endpoint` is jsonb, which the filter plugin leaves out unless the behaviour asks for it,
+ *   for its `contains` (one count per protocol: groupedAggregates cannot group by a JSON member).
  */
 const RegistryTagsPlugin = jsonPgSmartTags({
   version: 1,
   config: {
     class: { providers: { tags: { unique: "providerCode" } } },
-    attribute: { "providers.lifecycle": { tags: { isIndexed: true } } },
+    attribute: {
+      "providers.lifecycle": { tags: { isIndexed: true } },
+      "providers.publisherVerified": { tags: { isIndexed: true } },
+      "providers.endpoint": { tags: { isIndexed: true, behavior: "+attribute:filterBy" } },
+    },
   },
 });
+
+/**
+ * A full-text operator on tsvector columns, `searchVector: { matches: "word:*" }`, as the
+ * connection filter's docs show adding one (addConnectionFilterOperator): the service's own match,
+ * `"searchVector" @@ to_tsquery('simple', provider_search_fold(…))`, on the same GIN index. The
+ * plugin has no full-text operator of its own (tsvector gets equality only).
+ */
+const FullTextMatchesPlugin = {
+  name: "BenchFullTextMatchesPlugin",
+  version: "1.0.0",
+  schema: {
+    hooks: {
+      init(_, build) {
+        const { sql } = build;
+        const { TYPES } = build.dataplanPg;
+        build.addConnectionFilterOperator("TSVector", "matches", {
+          description: "Matches the to_tsquery('simple', …) of this text, accents folded as the registry folds them.",
+          resolveInputCodec: () => TYPES.text,
+          resolve: (column, value) => sql`${column} @@ to_tsquery('simple', provider_search_fold(${value}))`,
+        });
+        return _;
+      },
+    },
+  },
+};
 
 const pgService = makePgService({
   connectionString: databaseUrl,
@@ -85,8 +120,8 @@ const pgService = makePgService({
 
 /** @type {GraphileConfig.Preset} */
 const preset = {
-  extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
-  plugins: [RegistryTagsPlugin],
+  extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset, PgAggregatesPreset],
+  plugins: [RegistryTagsPlugin, FullTextMatchesPlugin],
   pgServices: [pgService],
   schema: {
     // `filter: { providerLabelsByProviderId: { some: … } }`: the label filter, an EXISTS.

@@ -1,6 +1,7 @@
 /**
  * The benchmark's peer target: PostGraphile v5, an automatic GraphQL API over the same PostgreSQL
- * tables, measured side by side with the service for the two reads `detail` and `list`.
+ * tables, measured side by side with the service for `detail`, every list shape the directory
+ * sends (`list`, `list-all`, `list-type`, `search`) and its `facets`.
  *
  * - `installPeer` installs PostGraphile from the npm registry into a scratch folder,
  *   `data/bench/postgraphile/` (not a dependency of the project: its package.json and node_modules
@@ -22,6 +23,38 @@
  *   and label (an EXISTS on `provider_labels`), and whether there is a next page (it reads 21 rows).
  *   The peer filters on the same columns, the label with a `some` filter on the relation, and asks
  *   for `pageInfo.hasNextPage`, for which PostGraphile reads 21 rows too.
+ * - list-all: `GET /api/v1/providers?limit=20`, the directory's first page (no filter but the
+ *   anonymous list's own); list-type: `?agentType=ASSISTANT&limit=20`. The same as list, with only
+ *   those filters (peerListQuery writes each shape's query). Compared alike: rows, order, next page.
+ * - search: `?search=<SEARCH_WORDS.common>&limit=20`: the list's filters and the full-text match
+ *   `"searchVector" @@ to_tsquery('simple', provider_search_fold('<word>:*'))` on the service's own
+ *   generated column and GIN index; the service ranks the newest 250 filtered matches (ts_rank_cd,
+ *   provider.search.store.ts) and answers the best 20 with an offset cursor. PostGraphile exposes
+ *   the tsvector column to the connection filter with equality only, so the server adds a `matches`
+ *   operator doing that very match (postgraphile.server.mjs); it has no ranking, so the peer asks
+ *   for the 20 newest matches (id descending, the order the service walks them in) and hasNextPage.
+ *   The pages cannot hold the same rows. Compared, through a second, unmeasured request to the
+ *   peer (peerCheckRequest): every row of the service's page matches the peer's filter, with the
+ *   same summary; each is among the peer's newest 250 matches (the block the service ranked); the
+ *   page holds min(20, matches) rows; both say alike whether there is a next page. Not compared:
+ *   the order within the page (relevance against none) and which 20 of the 250 the page holds.
+ *   The peer's measured query reads 21 rows where the service reads and ranks up to 250: the
+ *   service's extra work is the price of ranking, and is measured as such.
+ * - facets: `GET /api/v1/providers/facets`, no filter: the total and each facet's counts, a facet
+ *   leaving out its own filter (provider.filters.ts), so every facet counts the listable, ACTIVE or
+ *   DEPRECATED providers but lifecycle, which counts the listable ones in every lifecycle; the top
+ *   20 labels. The peer (PEER_FACETS_QUERY) groups with @graphile/pg-aggregates'
+ *   groupedAggregates (agentType, trustTier, publisherVerified, visibility, reviewStage, lifecycle;
+ *   labels on provider_labels, package registries and transports on provider_packages, each a
+ *   distinct count of providers under a filter on the provider), and counts the protocol, a member
+ *   of the endpoint's JSON that it cannot group by, with one totalCount per protocol under the
+ *   filter's JSON `contains`. groupedAggregates has no order or limit: the peer answers every label
+ *   and the comparison takes the top 20 as the service orders them (count, then label byte order).
+ *   Compared: the total, every non-zero count of every facet by value, the top labels in order.
+ *   Not compared: health, which the service answers empty with health checks off (the bench runs it
+ *   with HEALTH=off; the comparison holds it to an empty list and the peer does not count it), and
+ *   the service's zero counts (it lists every value of a fixed facet; the peer's groups are those
+ *   that exist).
  *
  * Compared although the service derives them, because they come from the tables and the service
  * reads them for this answer: `predecessors` (providers."successorCode"), `verifiedDomains` (the
@@ -50,14 +83,20 @@ import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { COMMON_LABEL } from "../../../scripts/synthetic/vocabulary.ts";
+import { COMMON_LABEL, SEARCH_WORDS } from "../../../scripts/synthetic/vocabulary.ts";
 import type { Viewer } from "../../../src/auth/viewer.ts";
+import { PROTOCOLS } from "../../../src/providers/provider.enums.ts";
 import { canSee, shownActor } from "../../../src/providers/provider.visibility.ts";
 
-/** The peer's packages, exact: PostGraphile v5 and the connection filter plugin of v5 (peer postgraphile ^5.1.4). */
+/**
+ * The peer's packages, exact: PostGraphile v5, the connection filter plugin of v5 (peer postgraphile
+ * ^5.1.4) and Graphile's aggregates plugin of v5 (0.2.0-rc.2, peer graphile-build ^5.0.0-rc.5: the
+ * v4 line is 0.1.x) for the facets' counts.
+ */
 export const PEER_PACKAGES = {
   postgraphile: "5.1.5",
   "postgraphile-plugin-connection-filter": "4.0.1",
+  "@graphile/pg-aggregates": "0.2.0-rc.2",
 } as const;
 
 const SERVER_SOURCE = fileURLToPath(new URL("./postgraphile.server.mjs", import.meta.url));
@@ -137,33 +176,159 @@ export const PEER_DETAIL_QUERY = `query PeerDetail($code: String!) {
   }
 }`;
 
+/** A list shape's filters beyond what every anonymous list holds: the bench's requests of each. */
+export interface PeerListFilter {
+  agentType?: string;
+  trustTier?: string;
+  label?: string;
+}
+
+/** The list shapes the bench measures, as the service's request (tests/bench/bench.ts) filters them. */
+export const PEER_LISTS = {
+  list: { agentType: "ASSISTANT", trustTier: "VERIFIED", label: COMMON_LABEL },
+  "list-all": {},
+  "list-type": { agentType: "ASSISTANT" },
+} as const satisfies Record<string, PeerListFilter>;
+export type PeerListOp = keyof typeof PEER_LISTS;
+
+/** What every anonymous list holds (listableWhere; lifecycleFilters without includeRetired). */
+const LISTABLE = `visibility: "PUBLIC", reviewStage: "APPROVED"`;
+const LISTED_LIFECYCLE = `lifecycle: { in: ["ACTIVE", "DEPRECATED"] }`;
+/** The columns of a summary, and `rowId` for the order's tie-break, which the service's next cursor holds. */
+const SUMMARY_NODE = `rowId providerCode name summary agentType visibility trustTier reviewStage labels endpoint updatedAt
+      lifecycle lifecycleMessage successorCode publisherVerified`;
+
 /**
- * The list: what the service's list filters on (listableWhere, lifecycleFilters, the arguments,
- * the label's EXISTS), in its order, 20 rows and whether there are more; `rowId` for the order's
- * tie-break, which the service's next cursor holds.
+ * A list: what the service's list filters on (listableWhere, lifecycleFilters, the arguments given,
+ * a label as an EXISTS), in its order, `first` rows and whether there are more. Only the filters
+ * the shape has are written, as a client of PostGraphile would write each query.
  */
-export const PEER_LIST_QUERY = `query PeerList($agentType: String!, $trustTier: String!, $label: String!, $first: Int!) {
+export function peerListQuery(filter: PeerListFilter): { query: string; variables: Record<string, unknown> } {
+  const args = [
+    ...(filter.agentType ? ["$agentType: String!"] : []),
+    ...(filter.trustTier ? ["$trustTier: String!"] : []),
+    ...(filter.label ? ["$label: String!"] : []),
+    "$first: Int!",
+  ];
+  const condition = [
+    ...(filter.agentType ? ["agentType: $agentType"] : []),
+    ...(filter.trustTier ? ["trustTier: $trustTier"] : []),
+    LISTABLE,
+  ];
+  const where = [
+    LISTED_LIFECYCLE,
+    ...(filter.label ? ["providerLabelsByProviderId: { some: { label: { equalTo: $label } } }"] : []),
+  ];
+  const query = `query PeerList(${args.join(", ")}) {
   allProviders(
-    condition: { agentType: $agentType, trustTier: $trustTier, visibility: "PUBLIC", reviewStage: "APPROVED" }
-    filter: {
-      lifecycle: { in: ["ACTIVE", "DEPRECATED"] }
-      providerLabelsByProviderId: { some: { label: { equalTo: $label } } }
-    }
+    condition: { ${condition.join(", ")} }
+    filter: { ${where.join(", ")} }
     orderBy: [UPDATED_AT_DESC, ROW_ID_DESC]
     first: $first
   ) {
-    nodes {
-      rowId providerCode name summary agentType visibility trustTier reviewStage labels endpoint updatedAt
-      lifecycle lifecycleMessage successorCode publisherVerified
-    }
+    nodes { ${SUMMARY_NODE} }
+    pageInfo { hasNextPage }
+  }
+}`;
+  return { query, variables: { ...filter, first: 20 } };
+}
+
+/**
+ * The search: the service's match (`"searchVector" @@ to_tsquery('simple', provider_search_fold(…))`,
+ * through the server's `matches` operator) with the list's filters, newest created first (the
+ * order the service walks its matches in; PostGraphile has no ranking), 20 rows and whether there
+ * are more.
+ */
+export const PEER_SEARCH_QUERY = `query PeerSearch($match: String!, $first: Int!) {
+  allProviders(
+    condition: { ${LISTABLE} }
+    filter: { ${LISTED_LIFECYCLE}, searchVector: { matches: $match } }
+    orderBy: [ROW_ID_DESC]
+    first: $first
+  ) {
+    nodes { ${SUMMARY_NODE} }
     pageInfo { hasNextPage }
   }
 }`;
 
-/** The list's filter, as the bench's service request has it. */
-export const PEER_LIST_VARIABLES = { agentType: "ASSISTANT", trustTier: "VERIFIED", label: COMMON_LABEL, first: 20 };
+/** The service's search window (provider.search.store.ts searchTuning.window): its first page ranks the newest this many matches. */
+const SEARCH_WINDOW = 250;
 
-export type PeerOp = "detail" | "list";
+/**
+ * Not measured, only for the comparison: the rows of the service's page among the peer's matches
+ * (by code), and the codes of the peer's newest SEARCH_WINDOW matches.
+ */
+const PEER_SEARCH_CHECK_QUERY = `query PeerSearchCheck($match: String!, $codes: [String!]!, $window: Int!) {
+  page: allProviders(
+    condition: { ${LISTABLE} }
+    filter: { ${LISTED_LIFECYCLE}, searchVector: { matches: $match }, providerCode: { in: $codes } }
+  ) {
+    nodes { ${SUMMARY_NODE} }
+  }
+  newest: allProviders(
+    condition: { ${LISTABLE} }
+    filter: { ${LISTED_LIFECYCLE}, searchVector: { matches: $match } }
+    orderBy: [ROW_ID_DESC]
+    first: $window
+  ) {
+    nodes { providerCode }
+  }
+}`;
+
+/** The service's tsQuery of the bench's one-word search (provider.search.store.ts `tsQuery`): a prefix term. */
+const searchMatch = (word: string) => `${word}:*`;
+
+/**
+ * The directory's facets, with no filter, as the service counts them (provider.filters.ts,
+ * provider.facets.store.ts): each facet leaves out its own filter, so every facet counts the
+ * listable (PUBLIC, APPROVED) providers that are ACTIVE or DEPRECATED, but lifecycle, which counts
+ * them in every lifecycle. groupedAggregates (@graphile/pg-aggregates) groups by a column; the
+ * protocol, a member of the endpoint's JSON, is one totalCount per value with the filter's JSON
+ * `contains`; labels and packages are grouped on their own tables with a filter on the provider.
+ * Every label is answered (groupedAggregates has no order or limit): the top 20 are the client's.
+ */
+export const PEER_FACETS_QUERY = `query PeerFacets {
+  listed: allProviders(condition: { ${LISTABLE} }, filter: { ${LISTED_LIFECYCLE} }) {
+    totalCount
+${(
+  [
+    ["agentType", "AGENT_TYPE"],
+    ["trustTier", "TRUST_TIER"],
+    ["publisherVerified", "PUBLISHER_VERIFIED"],
+    ["visibility", "VISIBILITY"],
+    ["reviewStage", "REVIEW_STAGE"],
+  ] as const
+)
+  .map(([facet, column]) => `    ${facet}: groupedAggregates(groupBy: [${column}]) { keys distinctCount { rowId } }`)
+  .join("\n")}
+  }
+  lifecycle: allProviders(condition: { ${LISTABLE} }) {
+    groupedAggregates(groupBy: [LIFECYCLE]) { keys distinctCount { rowId } }
+  }
+${PROTOCOLS.map(
+  (protocol) =>
+    `  protocol_${protocol}: allProviders(condition: { ${LISTABLE} }, filter: { ${LISTED_LIFECYCLE}, endpoint: { contains: { protocol: "${protocol}" } } }) { totalCount }`,
+).join("\n")}
+  labels: allProviderLabels(filter: { providerByProviderId: { visibility: { equalTo: "PUBLIC" }, reviewStage: { equalTo: "APPROVED" }, ${LISTED_LIFECYCLE} } }) {
+    groupedAggregates(groupBy: [LABEL]) { keys distinctCount { providerId } }
+  }
+${(
+  [
+    ["packageRegistry", "REGISTRY_TYPE"],
+    ["transport", "TRANSPORT"],
+  ] as const
+)
+  .map(
+    ([facet, column]) =>
+      `  ${facet}: allProviderPackages(filter: { providerByProviderId: { visibility: { equalTo: "PUBLIC" }, reviewStage: { equalTo: "APPROVED" }, ${LISTED_LIFECYCLE} } }) {
+    groupedAggregates(groupBy: [${column}]) { keys distinctCount { providerId } }
+  }`,
+  )
+  .join("\n")}
+}`;
+
+export type PeerOp = "detail" | PeerListOp | "search" | "facets";
+export const PEER_OPS: readonly PeerOp[] = ["detail", "list", "list-all", "list-type", "search", "facets"];
 
 /** The GraphQL POST the load generator sends to the peer for `op`. */
 export function peerRequest(
@@ -173,7 +338,33 @@ export function peerRequest(
   const body =
     op === "detail"
       ? { query: PEER_DETAIL_QUERY, variables: { code: fixture.code } }
-      : { query: PEER_LIST_QUERY, variables: PEER_LIST_VARIABLES };
+      : op === "search"
+        ? { query: PEER_SEARCH_QUERY, variables: { match: searchMatch(SEARCH_WORDS.common), first: 20 } }
+        : op === "facets"
+          ? { query: PEER_FACETS_QUERY, variables: {} }
+          : peerListQuery(PEER_LISTS[op]);
+  return graphqlPost(body);
+}
+
+/**
+ * A second request to the peer for the comparison of `op`, not measured, built from the service's
+ * answer: for search, the service's page among the peer's matches. Null when `op` needs none.
+ */
+export function peerCheckRequest(op: PeerOp, serviceAnswer: unknown): ReturnType<typeof graphqlPost> | null {
+  if (op !== "search") return null;
+  const codes = serviceList(serviceAnswer, false).items.map((item) => String(item.providerCode));
+  return graphqlPost({
+    query: PEER_SEARCH_CHECK_QUERY,
+    variables: { match: searchMatch(SEARCH_WORDS.common), codes, window: SEARCH_WINDOW },
+  });
+}
+
+function graphqlPost(body: { query: string; variables: Record<string, unknown> }): {
+  method: "POST";
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+} {
   // `accept`: answered as application/json, as the service answers (grafserv's default is
   // application/graphql-response+json; the body is the same).
   return {
@@ -421,8 +612,12 @@ function summary(s: Obj, what: string): Obj {
   };
 }
 
-/** The service's page (REST, or GraphQL `{ data: { providers } }`), its next cursor decoded: `[updatedAt ISO, id]`. */
-function serviceList(answer: unknown): ListShape & { raw: Obj[]; graphql: boolean } {
+/**
+ * The service's page (REST, or GraphQL `{ data: { providers } }`), its next cursor decoded:
+ * `[updatedAt ISO, id]`. A search's cursor is an offset of its own order (`keyset` false): only
+ * whether there is one is kept, as the last row's key.
+ */
+function serviceList(answer: unknown, keyset = true): ListShape & { raw: Obj[]; graphql: boolean } {
   const a = obj(answer, "the service's answer");
   const graphql = "data" in a || "errors" in a;
   const page = obj(graphql ? dataOf(a, "the service").providers : a, "the service's page");
@@ -430,7 +625,10 @@ function serviceList(answer: unknown): ListShape & { raw: Obj[]; graphql: boolea
   const items = raw.map((s, i) => summary(s, `items[${i}]`));
   let next: ListShape["next"] = null;
   if (!("nextCursor" in page)) throw new Error("the service's page has no nextCursor");
-  if (page.nextCursor !== null) {
+  if (page.nextCursor !== null && !keyset) {
+    const last = items.at(-1);
+    next = { updatedAt: last ? (last.updatedAt as number | null) : null, id: last ? scalar(last.providerCode) : null };
+  } else if (page.nextCursor !== null) {
     const key = JSON.parse(Buffer.from(String(page.nextCursor), "base64url").toString("utf8")) as unknown;
     const [updatedAt, id] = arr(key, "the decoded nextCursor");
     next = { updatedAt: instant(updatedAt, "nextCursor's updatedAt"), id: scalar(id) };
@@ -476,8 +674,15 @@ function firstDifference(service: unknown, peer: unknown, path: string): string 
  * the first difference found (or why an answer could not be read). The service's answer is its
  * REST JSON body (or its GraphQL answer to the bench's query); the peer's, its GraphQL answer.
  */
-export function comparePeer(op: PeerOp, serviceAnswer: unknown, peerAnswer: unknown): string | null {
+export function comparePeer(
+  op: PeerOp,
+  serviceAnswer: unknown,
+  peerAnswer: unknown,
+  checkAnswer?: unknown,
+): string | null {
   try {
+    if (op === "facets") return firstDifference(serviceFacets(serviceAnswer), peerFacets(peerAnswer), "");
+    if (op === "search") return compareSearch(serviceAnswer, peerAnswer, checkAnswer);
     if (op === "detail") {
       const { raw, graphql } = serviceProfile(serviceAnswer);
       const service = serviceDetail(raw);
@@ -495,4 +700,132 @@ export function comparePeer(op: PeerOp, serviceAnswer: unknown, peerAnswer: unkn
   } catch (error) {
     return `${op}: ${(error as Error).message}`;
   }
+}
+
+/**
+ * The search, compared as far as both can answer it: the service ranks its newest SEARCH_WINDOW
+ * matches, PostGraphile has no ranking, so the pages hold other rows. Compared: every row of the
+ * service's page matches the peer's filter (search and list filters) with the same summary, and is
+ * among the peer's newest SEARCH_WINDOW matches (the service's first block); the page is as full
+ * as the peer's matches allow; and both say alike whether there is a next page.
+ */
+function compareSearch(serviceAnswer: unknown, peerAnswer: unknown, checkAnswer: unknown): string | null {
+  const service = serviceList(serviceAnswer, false);
+  const { raw, graphql, items } = service;
+  const peer = peerList(peerAnswer);
+  const check = dataOf(checkAnswer, "the peer's check");
+  const byCode = new Map(
+    arr(obj(check.page, "page").nodes, "page.nodes").map((n, i) => {
+      const node = obj(n, `page.nodes[${i}]`);
+      return [String(node.providerCode), summary(node, `page.nodes[${i}]`)] as const;
+    }),
+  );
+  const newest = arr(obj(check.newest, "newest").nodes, "newest.nodes").map((n, i) =>
+    String(obj(n, `newest.nodes[${i}]`).providerCode),
+  );
+  const window = new Set(newest);
+  for (const [i, item] of items.entries()) {
+    const code = String(item.providerCode);
+    const peerItem = byCode.get(code);
+    if (!peerItem) return `search: the service's items[${i}] (${code}) does not match the peer's filter`;
+    settleAbsent(raw[i] as Obj, item, peerItem, graphql);
+    const d = firstDifference(item, peerItem, `items[${i}]`);
+    if (d) return `search: ${d}`;
+    if (!window.has(code))
+      return `search: the service's items[${i}] (${code}) is not among the peer's newest ${SEARCH_WINDOW} matches`;
+  }
+  const full = Math.min(20, newest.length);
+  if (items.length !== full) return `search: the service's page has ${items.length} items, the peer ${full} matches`;
+  if ((service.next === null) !== (peer.next === null))
+    return `search: a next page: the service ${service.next !== null}, the peer ${peer.next !== null}`;
+  return null;
+}
+
+/** The facets as compared: the total, each facet's non-zero counts by value, the top labels in order. */
+interface FacetsShape {
+  total: number;
+  counts: Record<string, Record<string, number>>;
+  health: Json;
+  labels: [string, number][];
+}
+
+/** The facets the peer counts by value (health: see serviceFacets). */
+const COUNTED_FACETS = [
+  "agentType",
+  "protocol",
+  "transport",
+  "packageRegistry",
+  "trustTier",
+  "publisherVerified",
+  "lifecycle",
+  "visibility",
+  "reviewStage",
+] as const;
+const TOP_LABELS = 20;
+
+/**
+ * The service's facets (REST `{ total, facets }`, or GraphQL `{ data: { providerFacets } }`). Its
+ * health facet is empty with health checks off, as the bench runs it (HEALTH=off): the peer does not
+ * count provider health, and the comparison holds the service's to an empty list.
+ */
+function serviceFacets(answer: unknown): FacetsShape {
+  const a = obj(answer, "the service's answer");
+  const root = obj("data" in a || "errors" in a ? dataOf(a, "the service").providerFacets : a, "the facets");
+  const facets = obj(root.facets, "facets");
+  const counts = (name: string) =>
+    Object.fromEntries(
+      arr(facets[name], name)
+        .map((c, i) => obj(c, `${name}[${i}]`))
+        .filter((c) => Number(c.count) > 0)
+        .map((c) => [String(c.value), Number(c.count)]),
+    );
+  return {
+    total: Number(root.total),
+    counts: Object.fromEntries(COUNTED_FACETS.map((name) => [name, counts(name)])),
+    health: scalar(facets.health),
+    labels: arr(facets.labels, "labels").map((c, i) => {
+      const label = obj(c, `labels[${i}]`);
+      return [String(label.value), Number(label.count)];
+    }),
+  };
+}
+
+/** The peer's answer to PEER_FACETS_QUERY in the same shape: each group's key and count; the labels' top 20 as the service orders them. */
+function peerFacets(answer: unknown): FacetsShape {
+  const data = dataOf(answer, "the peer");
+  const groups = (connection: unknown, what: string, field: "rowId" | "providerId") =>
+    Object.fromEntries(
+      arr(connection, what).map((g, i) => {
+        const group = obj(g, `${what}[${i}]`);
+        const [key] = arr(group.keys, `${what}[${i}].keys`);
+        return [String(key), Number(obj(group.distinctCount, `${what}[${i}].distinctCount`)[field])];
+      }),
+    );
+  const listed = obj(data.listed, "listed");
+  const of = (name: string, field: "rowId" | "providerId") =>
+    groups(obj(data[name], name).groupedAggregates, `${name}.groupedAggregates`, field);
+  const protocol = Object.fromEntries(
+    PROTOCOLS.map((p) => [p, Number(obj(data[`protocol_${p}`], `protocol_${p}`).totalCount)] as const).filter(
+      ([, n]) => n > 0,
+    ),
+  );
+  const labels = Object.entries(of("labels", "providerId"))
+    .sort(([a, m], [b, n]) => n - m || (a < b ? -1 : a > b ? 1 : 0))
+    .slice(0, TOP_LABELS);
+  return {
+    total: Number(listed.totalCount),
+    counts: {
+      agentType: groups(listed.agentType, "listed.agentType", "rowId"),
+      protocol,
+      transport: of("transport", "providerId"),
+      packageRegistry: of("packageRegistry", "providerId"),
+      trustTier: groups(listed.trustTier, "listed.trustTier", "rowId"),
+      publisherVerified: groups(listed.publisherVerified, "listed.publisherVerified", "rowId"),
+      lifecycle: of("lifecycle", "rowId"),
+      visibility: groups(listed.visibility, "listed.visibility", "rowId"),
+      reviewStage: groups(listed.reviewStage, "listed.reviewStage", "rowId"),
+    },
+    health: [],
+    labels,
+  };
 }
