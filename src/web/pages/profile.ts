@@ -20,7 +20,6 @@ import { type PatchStep, patchChanges, patchSteps } from "../client/diff.ts";
 import { adoptMain, type Child, h, replace, uid } from "../client/dom.ts";
 import { changedFields, kindWords } from "../client/events.ts";
 import { HEALTH, healthBadge, uptimeWords } from "../client/health.ts";
-import { lifecycleBadge, lifecycleNotice } from "../client/lifecycle.ts";
 import { mountAccount } from "../client/session.ts";
 import type {
   CheckedHealth,
@@ -37,20 +36,7 @@ import type {
   VersionPage,
   VersionSummary,
 } from "../client/types.ts";
-import {
-  badge,
-  errorBox,
-  humanize,
-  relative,
-  Status,
-  setTitle,
-  stageBadge,
-  tierBadge,
-  time,
-  timeAgo,
-  tokenForm,
-} from "../client/ui.ts";
-import { type ConnectBlock, connectBlocks } from "../render/connect.ts";
+import { errorBox, relative, Status, setTitle, time, timeAgo, tokenForm } from "../client/ui.ts";
 import { notProbed } from "../render/words.ts";
 import { diffTable } from "./profile.diff.ts";
 
@@ -88,56 +74,6 @@ function facts(rows: [string, Child][]): HTMLElement {
 }
 
 /**
- * A description rendered from Markdown by the module the server renders it with: raw HTML off and
- * links checked there, so its output is safe to insert as HTML.
- */
-function markdown(text: string): HTMLElement {
-  const element = h("div", { class: "description markdown" });
-  if (renderMarkdown) element.innerHTML = renderMarkdown(text);
-  else element.textContent = text;
-  return element;
-}
-
-/**
- * markdown-it is most of a profile script's weight, and a page the server rendered never needs it:
- * it is loaded only before the script draws a profile itself.
- */
-let renderMarkdown: ((text: string) => string) | undefined;
-async function loadMarkdown(): Promise<void> {
-  if (renderMarkdown) return;
-  try {
-    renderMarkdown = (await import("../render/markdown.ts")).renderMarkdown;
-  } catch {
-    // Not loaded (a network failure): the description is shown as its text, which is safe too.
-  }
-}
-
-/** One block of the Connect panel, as the server draws it (render/profile.ts). */
-function connectBlock(b: ConnectBlock): HTMLElement {
-  return h(
-    "div",
-    { class: "snippet", "data-language": b.language },
-    h(
-      "div",
-      { class: "snippet-head" },
-      h("h3", { id: `${b.id}-title` }, b.title),
-      h(
-        "button",
-        {
-          type: "button",
-          class: "button secondary small copy",
-          "data-copy": b.id,
-          "aria-describedby": `${b.id}-title`,
-        },
-        "Copy",
-      ),
-    ),
-    h("p", { class: "hint" }, b.hint),
-    h("pre", { id: b.id, tabindex: 0, "aria-labelledby": `${b.id}-title` }, h("code", null, b.text)),
-  );
-}
-
-/**
  * The copy buttons, the server's and the script's alike: the clipboard API, else a selection and
  * the older copy command (an insecure origin has no clipboard API); the button says what happened.
  */
@@ -167,11 +103,6 @@ main.addEventListener("click", (e) => {
   if (button) void copy(button);
 });
 
-/** The facts that have a value: a profile that states none of them does not show their terms. */
-function optionalFacts(rows: [string, Child][]): [string, Child][] {
-  return rows.filter(([, value]) => value !== null && value !== undefined && value !== "");
-}
-
 function none(text: string): HTMLElement {
   return h("p", { class: "muted" }, text);
 }
@@ -186,69 +117,6 @@ function list(items: string[], empty = "None"): Child {
     : h("span", { class: "muted" }, empty);
 }
 
-/** An external address, shown as text with a link that leaves the registry (never fetched by the page). */
-function external(url: string | null | undefined): Child {
-  if (!url) return null;
-  // A narrow screen may wrap it after a slash rather than inside a word.
-  const parts = url.split("/").flatMap((part, i) => (i ? ["/", h("wbr"), part] : [part]));
-  return h("a", { href: url, rel: "noopener noreferrer nofollow", class: "url" }, parts);
-}
-
-/** Variables a client sets (environment variables, headers, a URL's values): names and purposes, never values. */
-function variables(
-  caption: string,
-  what: string,
-  items: {
-    name: string;
-    isRequired: boolean;
-    isSecret: boolean;
-    description?: string | null;
-    default?: string | null;
-  }[],
-): HTMLElement {
-  return table(
-    caption,
-    [what, "Needed", "What it is"],
-    items.map((v) => [
-      h("code", null, v.name),
-      [v.isRequired ? "Required" : "Optional", v.isSecret ? ", secret" : ""].join(""),
-      [v.description ?? "", v.default !== null && v.default !== undefined ? ` (default ${v.default})` : ""].join(""),
-    ]),
-  );
-}
-
-function table(caption: string, head: string[], rows: Child[][]): HTMLElement {
-  return h(
-    "div",
-    { class: "table-wrap", tabindex: 0, role: "region", "aria-label": `${caption} (table)` },
-    h(
-      "table",
-      { class: "reflow" },
-      h("caption", { class: "visually-hidden" }, caption),
-      h(
-        "thead",
-        null,
-        h(
-          "tr",
-          null,
-          head.map((c) => h("th", { scope: "col" }, c)),
-        ),
-      ),
-      h(
-        "tbody",
-        null,
-        rows.map((r) =>
-          h(
-            "tr",
-            null,
-            r.map((c, i) => h("td", { "data-label": head[i] ?? "" }, c)),
-          ),
-        ),
-      ),
-    ),
-  );
-}
-
 /** `agent:x` → "the agent", `reviewer:x` → "reviewer x", `reviewer` → "a reviewer". */
 function actor(value: string): string {
   if (value.startsWith("agent:")) return `the agent (${value.slice(6)})`;
@@ -259,392 +127,61 @@ function actor(value: string): string {
 
 // ---------------------------------------------------------------- the profile
 
-function cardSignatureBadge(c: NonNullable<Provider["cardSignature"]>): HTMLElement {
-  if (c.status === "VERIFIED") {
-    const by = c.domain ? `a key of ${c.domain}` : "a key the registry trusts";
-    return badge("Signed card verified", "good", `The imported agent card's signature verified with ${by} (${c.kid})`);
+/**
+ * The renderer the server draws a profile with (render/profile.ts), loaded only before this script
+ * draws one itself (for a reader with a token): with markdown-it it is most of the page's weight,
+ * and a page the server rendered for everyone else never needs it.
+ */
+const renderer = () => import("../render/profile.ts");
+
+/** Dates in the reader's own time zone and format, where the server can only say UTC. */
+function localTimes(root: ParentNode): void {
+  for (const t of root.querySelectorAll<HTMLTimeElement>("time[datetime]")) {
+    const date = new Date(t.dateTime);
+    if (!Number.isNaN(date.getTime())) t.textContent = dateTime.format(date);
   }
-  if (c.status === "UNTRUSTED_KEY") {
-    return badge(
-      "Signed card, key not trusted",
-      "warn",
-      `Signed with key ${c.kid}, which no verified domain publishes`,
-    );
-  }
-  return badge("Unsigned card", "neutral", "The imported agent card carried no signature");
 }
 
-function render(p: Provider, viewer: Viewer): HTMLElement[] {
+/**
+ * The profile as this viewer reads it, drawn by the server's renderer (the same markup, escaped by
+ * construction), then given what acts: the sign-in or signed-in line, Check now and drift, and the
+ * sections read after it.
+ */
+async function draw(p: Provider, viewer: Viewer): Promise<void> {
+  const { renderProfile } = await renderer();
   setTitle(p.name);
-  // The state in the heading too, kept in step with the Health section's "Check now".
-  const headHealth = h("span", { class: "health-slot" }, p.health ? healthBadge(p.health.state) : null);
-  const headUptime = p.health
-    ? h(
+  const drawn = document.createElement("template");
+  drawn.innerHTML = renderProfile(p, location.origin).value;
+  localTimes(drawn.content);
+  const head = drawn.content.querySelector(".profile-head");
+  if (viewer.asOwner)
+    head?.append(
+      h(
         "p",
-        { class: "head-health" },
-        headHealth,
+        { class: "hint owner-session" },
+        "You are signed in with this agent's access token: contact, tokens and drift are shown. ",
+        h("button", { type: "button", class: "button link", onclick: () => signOutOwner() }, "Sign out"),
         " ",
-        h(
-          "span",
-          { class: "uptime-brief" },
-          `${uptimeWords(p.health.uptime7d)} uptime over 7 days · ${uptimeWords(p.health.uptime30d)} over 30 days`,
-        ),
-      )
-    : null;
-  // Shown to reviewers and the owner only: null (or absent) for everyone else.
-  const contactEmail = p.contactEmail ?? null;
-  const tokenList = p.tokens ?? null;
-  const head = h(
-    "header",
-    { class: "profile-head" },
-    h(
-      "nav",
-      { class: "crumbs", "aria-label": "Breadcrumb" },
-      h("a", { href: "/" }, "Directory"),
-      " › ",
-      p.providerCode,
-    ),
-    h("h1", null, p.name),
-    h("p", { class: "code" }, p.providerCode),
-    headUptime,
-    h("p", { class: "lede" }, p.summary),
-    lifecycleNotice(p),
-    p.predecessors?.length
-      ? h(
-          "p",
-          { class: "hint predecessors" },
-          "Succeeds ",
-          p.predecessors.flatMap((code, i) => [
-            i ? ", " : "",
-            h("a", { href: `/providers/${encodeURIComponent(code)}` }, code),
-          ]),
-          ".",
-        )
-      : null,
-    h(
-      "p",
-      { class: "badges" },
-      badge(humanize(p.agentType), "neutral", "Agent type"),
-      // Without health the slot waits in the badges, for a check made from this page.
-      p.health ? null : headHealth,
-      tierBadge(p.trustTier),
-      lifecycleBadge(p),
-      stageBadge(p.reviewStage),
-      p.visibility !== "PUBLIC" ? badge(humanize(p.visibility), "warn", "Visibility") : null,
-      badge(`Version ${p.version}`, "neutral", "Profile version"),
-      // The domains whose control the owner proved (src/trust): named, not only coloured.
-      ...p.verifiedDomains.map((d) =>
-        badge(`Verified domain: ${d.domain}`, "good", `Proved by ${d.method}, last checked ${d.lastCheckedAt}`),
+        editButton(p, viewer),
       ),
-      // Of an agent imported from an A2A card: whether the card's signature was made with a trusted key.
-      p.cardSignature ? cardSignatureBadge(p.cardSignature) : null,
-    ),
-    viewer.asOwner
-      ? h(
-          "p",
-          { class: "hint owner-session" },
-          "You are signed in with this agent's access token: contact, tokens and drift are shown. ",
-          h("button", { type: "button", class: "button link", onclick: () => signOutOwner() }, "Sign out"),
-          " ",
-          editButton(p, viewer),
-        )
-      : viewer.asReviewer
-        ? h("p", { class: "hint" }, "You are signed in as a reviewer: contact, tokens and notes are shown.")
-        : null,
-  );
+    );
+  else if (viewer.asReviewer)
+    head?.append(h("p", { class: "hint" }, "You are signed in as a reviewer: contact, tokens and notes are shown."));
+  // The state in the heading too, kept in step with the Health section's "Check now".
+  const headHealth = drawn.content.querySelector<HTMLElement>(".health-slot");
+  drawn.content
+    .querySelector("#health")
+    ?.replaceWith(healthSection(p, viewer, (checked) => headHealth && replace(headHealth, healthBadge(checked.state))));
+  replace(main, drawn.content);
+  enhance();
+}
 
-  const blocks = connectBlocks(p, location.origin);
-  const sections: [string, string][] = [
-    ...(blocks.length ? ([["connect", "Connect"]] as [string, string][]) : []),
-    ["about", "About"],
-    ["endpoint", "Endpoint"],
-    ["health", "Health"],
-    ["packages", "Packages"],
-    ["capabilities", "Capabilities"],
-    ["models", "Models"],
-    ["tools", "Tools"],
-    ["policy", "Usage policy"],
-    ["roles", "People and roles"],
-    ...(contactEmail !== null ? ([["contact", "Contact"]] as [string, string][]) : []),
-    ...(tokenList !== null ? ([["tokens", "Access tokens"]] as [string, string][]) : []),
-    ["changes", "Recent changes"],
-    ["timeline", "Review timeline"],
-    ["versions", "Version history"],
-  ];
-  const toc = h(
-    "nav",
-    { class: "toc", "aria-label": "On this page" },
-    h(
-      "ul",
-      null,
-      sections.map(([id, title]) => h("li", null, h("a", { href: `#${id}` }, title))),
-    ),
-  );
-
-  const about = section(
-    "about",
-    "About",
-    p.description ? markdown(p.description) : none("No description."),
-    facts([
-      ["Home page", external(p.homepageUrl) ?? "—"],
-      ...optionalFacts([
-        ["MCP server name", p.serverName && h("code", null, p.serverName)],
-        ["Release", p.releaseVersion],
-        [
-          "Source",
-          p.repository && [
-            external(p.repository.url),
-            p.repository.subfolder ? [" in ", h("code", null, p.repository.subfolder)] : "",
-          ],
-        ],
-      ]),
-      ["Agent type", humanize(p.agentType)],
-      ["Visibility", humanize(p.visibility)],
-      ["Trust tier", humanize(p.trustTier)],
-      ["Review stage", humanize(p.reviewStage)],
-      ["Labels", list(p.labels)],
-      ["Registered", time(p.createdAt)],
-      ["Last updated", time(p.updatedAt)],
-    ]),
-  );
-
-  const endpoint = section(
-    "endpoint",
-    "Endpoint",
-    p.endpoint
-      ? facts([
-          ["URL", external(p.endpoint.url)],
-          ["Protocol", humanize(p.endpoint.protocol)],
-          ["Authentication", humanize(p.endpoint.authScheme)],
-          ...optionalFacts([["Transport", p.endpoint.transport && humanize(p.endpoint.transport)]]),
-          ["Health check", external(p.endpoint.healthUrl) ?? "—"],
-        ])
-      : none("No endpoint: the agent ships as the packages below, which a client starts itself."),
-    p.endpoint?.variables.length
-      ? [h("h3", null, "Values in the URL"), variables("Values in the URL", "Value", p.endpoint.variables)]
-      : null,
-    p.endpoint?.headers.length
-      ? [h("h3", null, "Headers a client sends"), variables("Headers a client sends", "Header", p.endpoint.headers)]
-      : null,
-  );
-
-  // How to run each package: the command line, the variables it reads (never their values), its transport.
-  const packages = section(
-    "packages",
-    "Packages",
-    p.packages.length
-      ? h(
-          "ul",
-          { class: "packages" },
-          p.packages.map((pkg) =>
-            h(
-              "li",
-              { class: "package" },
-              h(
-                "h3",
-                null,
-                humanize(pkg.registryType),
-                " ",
-                h("code", null, pkg.version ? `${pkg.identifier}@${pkg.version}` : pkg.identifier),
-              ),
-              pkg.runCommand
-                ? h(
-                    "pre",
-                    { class: "run-command", "aria-label": "Command line", tabindex: 0 },
-                    h("code", null, pkg.runCommand),
-                  )
-                : pkg.registryType === "CARGO"
-                  ? h(
-                      "p",
-                      null,
-                      "Install it with ",
-                      h("code", null, `cargo install ${pkg.identifier}@${pkg.version}`),
-                      ", then run it.",
-                    )
-                  : h(
-                      "p",
-                      null,
-                      "Download the bundle, check its SHA-256 ",
-                      h("code", null, pkg.fileSha256 ?? ""),
-                      ", then open it in an MCP client.",
-                    ),
-              facts([
-                [
-                  "Transport",
-                  pkg.transport.url
-                    ? [humanize(pkg.transport.type), " at ", h("code", null, pkg.transport.url)]
-                    : humanize(pkg.transport.type),
-                ],
-                ["Registry", external(pkg.registryBaseUrl) ?? "The public one"],
-              ]),
-              pkg.environmentVariables.length
-                ? variables("Environment variables", "Variable", pkg.environmentVariables)
-                : none("It reads no environment variables."),
-            ),
-          ),
-        )
-      : none(p.endpoint ? "None: the agent is reached at its endpoint." : "None."),
-  );
-
-  const capabilities = section(
-    "capabilities",
-    "Capabilities",
-    p.capabilities.length
-      ? h(
-          "ul",
-          { class: "capabilities" },
-          p.capabilities.map((c) =>
-            h(
-              "li",
-              { class: "capability" },
-              h("h3", null, c.name, " ", h("code", null, c.key)),
-              c.description ? h("p", { class: "description" }, c.description) : null,
-              facts([
-                ["Tags", list(c.tags)],
-                ["Input", list(c.inputModes, "Any")],
-                ["Output", list(c.outputModes, "Any")],
-              ]),
-            ),
-          ),
-        )
-      : none("No capabilities listed."),
-  );
-
-  const models = section(
-    "models",
-    "Models",
-    p.models.length
-      ? table(
-          "Models",
-          ["Vendor", "Model", "Role", "Context window"],
-          p.models.map((m) => [m.vendor, m.model, humanize(m.role), m.contextWindow?.toLocaleString() ?? "—"]),
-        )
-      : none("No models listed."),
-  );
-
-  const tools = section(
-    "tools",
-    "Tools",
-    p.tools.length
-      ? table(
-          "Tools",
-          ["Name", "Kind", "Scopes", "Description"],
-          p.tools.map((t) => [
-            h("code", null, t.name),
-            humanize(t.kind),
-            t.scopes.length ? t.scopes.map((s) => badge(humanize(s), s === "DESTRUCTIVE" ? "bad" : "neutral")) : "—",
-            t.description ?? "—",
-          ]),
-        )
-      : none("No tools listed."),
-  );
-
-  const policy = section(
-    "policy",
-    "Usage policy",
-    p.policy
-      ? facts([
-          ["Human oversight", humanize(p.policy.humanOversight)],
-          ["Data retention", p.policy.dataRetentionDays == null ? "Not stated" : `${p.policy.dataRetentionDays} days`],
-          ["Allowed use cases", list(p.policy.allowedUseCases, "Not stated")],
-          ["Prohibited use cases", list(p.policy.prohibitedUseCases, "Not stated")],
-          ["Terms", external(p.policy.termsUrl) ?? "—"],
-          ["Privacy policy", external(p.policy.privacyUrl) ?? "—"],
-        ])
-      : none("No usage policy stated."),
-  );
-
-  const roles = section(
-    "roles",
-    "People and roles",
-    p.roles.length
-      ? table(
-          "People and roles",
-          ["Who", "Role"],
-          p.roles.map((r) => [r.subject, humanize(r.role)]),
-        )
-      : none("No people listed."),
-  );
-
-  const contact =
-    contactEmail !== null
-      ? section("contact", "Contact", facts([["Email", h("a", { href: `mailto:${contactEmail}` }, contactEmail)]]))
-      : null;
-
-  const tokens =
-    tokenList !== null
-      ? section(
-          "tokens",
-          "Access tokens",
-          tokenList.length
-            ? table(
-                "Access tokens",
-                ["Prefix", "Label", "Created", "Last used", "Expires", "Revoked"],
-                tokenList.map((t) => [
-                  h("code", null, `${t.prefix}…`),
-                  t.label ?? "—",
-                  time(t.createdAt),
-                  time(t.lastUsedAt),
-                  time(t.expiresAt),
-                  t.revokedAt ? time(t.revokedAt) : "Active",
-                ]),
-              )
-            : none("No tokens."),
-        )
-      : null;
-
-  const timeline = section(
-    "timeline",
-    "Review timeline",
-    p.reviewTimeline.length
-      ? h(
-          "ol",
-          { class: "timeline" },
-          p.reviewTimeline.map((e) =>
-            h(
-              "li",
-              { "data-kind": e.kind },
-              h("span", { class: "when" }, time(e.at)),
-              h("span", { class: "what" }, h("strong", null, humanize(e.kind)), " by ", actor(e.actor)),
-              e.note ? h("p", { class: "note" }, e.note) : null,
-            ),
-          ),
-        )
-      : none("No events yet."),
-  );
-
-  const connect = blocks.length
-    ? section(
-        "connect",
-        "Connect",
-        h(
-          "p",
-          { class: "hint" },
-          "Ready to paste: configuration for your client, with each value you supply named, never filled in.",
-        ),
-        h("div", { class: "snippets" }, blocks.map(connectBlock)),
-      )
-    : null;
-
-  return [
-    head,
-    connect,
-    toc,
-    about,
-    endpoint,
-    healthSection(p, viewer, (checked) => replace(headHealth, healthBadge(checked.state))),
-    packages,
-    capabilities,
-    models,
-    tools,
-    policy,
-    roles,
-    contact,
-    tokens,
-    changesSection(),
-    timeline,
-    versionsSection(),
-  ].filter((x): x is HTMLElement => x !== null);
+/** What every drawn profile (the server's or this script's) gets: the owner's sign-in, and the sections read after it. */
+function enhance(): void {
+  for (const slot of main.querySelectorAll('[data-slot="owner-signin"]')) slot.replaceWith(ownerSignIn());
+  // The same heading and hint as the server's, then the list as it arrives: nothing above moves.
+  main.querySelector("#changes")?.replaceWith(changesSection());
+  main.querySelector("#versions")?.replaceWith(versionsSection());
 }
 
 // ---------------------------------------------------------------- health and drift
@@ -1226,8 +763,9 @@ async function load(said?: string): Promise<void> {
         code: "NOT_FOUND",
         detail: "No agent code in the address.",
       });
-    const [{ data, viewer, droppedOwner }] = await Promise.all([readProfile(), loadMarkdown()]);
-    replace(main, ...render(data, viewer), announcer.element);
+    const [{ data, viewer, droppedOwner }] = await Promise.all([readProfile(), renderer()]);
+    await draw(data, viewer);
+    main.append(announcer.element);
     announcer.message(
       droppedOwner ? "Your access token for this agent was refused (expired or revoked), so you are signed out." : "",
       said ?? "",
@@ -1277,12 +815,7 @@ function adopt(): boolean {
   const ssr = main.dataset.ssr;
   if (!ssr || ownerToken(codeFromPath) || reviewerToken()) return false;
   if (ssr === "profile" && main.querySelector<HTMLElement>(".profile")?.dataset.private) return false;
-  for (const slot of main.querySelectorAll('[data-slot="owner-signin"]')) slot.replaceWith(ownerSignIn());
-  if (ssr === "profile") {
-    // The same heading and hint as the server's, then the list as it arrives: nothing above moves.
-    main.querySelector("#changes")?.replaceWith(changesSection());
-    main.querySelector("#versions")?.replaceWith(versionsSection());
-  }
+  enhance();
   main.append(announcer.element);
   return true;
 }

@@ -1,10 +1,11 @@
 /**
  * A profile (`/providers/{code}`) as the server sends it, from the profile operation's answer for
  * the request's viewer: the head with the health state and uptime by the title, the Connect panel
- * first, the description rendered from Markdown, every section of the browser's profile page (same
- * markup, which pages/profile.ts adopts), the contact and tokens when the read shows them (to the
- * owner or a reviewer), and the shells of the sections its script loads (recent changes, the
- * version history and its diffs), with plain links to each version for a reader without a script.
+ * first, the description rendered from Markdown, every section of the profile, the contact and
+ * tokens when the read shows them (to the owner or a reviewer), and the shells of the sections its
+ * script loads (recent changes, the version history and its diffs), with plain links to each
+ * version for a reader without a script. The page's script (pages/profile.ts) adopts it, and draws
+ * a profile with it too when it reads one with a token of its tab.
  * And the page of an agent that is not there.
  */
 import type { Provider } from "../client/types.ts";
