@@ -81,13 +81,13 @@ export function countable(filters: ListFilters): boolean {
   );
 }
 
-/** Whether a `where` reads the group columns alone. */
-function onColumns(where: unknown): boolean {
+/** Whether a `where` reads these columns alone (by default the group columns). */
+function onColumns(where: unknown, columns: readonly string[] = GROUP_COLUMNS): boolean {
   if (where === null || typeof where !== "object") return false;
   return Object.entries(where).every(([key, value]) =>
     key === "AND" || key === "OR" || key === "NOT"
-      ? (Array.isArray(value) ? value : [value]).every(onColumns)
-      : (GROUP_COLUMNS as readonly string[]).includes(key),
+      ? (Array.isArray(value) ? value : [value]).every((w) => onColumns(w, columns))
+      : columns.includes(key),
   );
 }
 
@@ -98,10 +98,18 @@ const countTable = (...more: string[]): SqlTable => ({
   relations: {},
 });
 const LABEL_GROUPS = countTable("label");
+/** facet_labels: the labels by the three columns of the directory's own filters only. */
+const LABELS_BY_LISTING: SqlTable = {
+  alias: "p",
+  columns: new Set(["visibility", "reviewStage", "lifecycle", "label"]),
+  relations: {},
+};
+/** The column facets facet_labels can answer the labels under. */
+const LISTING_FACETS: readonly ColumnFacet[] = ["visibility", "reviewStage", "lifecycle"];
 const PACKAGE_GROUPS = countTable("facet", "value");
 
 /**
- * The facets from the counts the database keeps (facet_groups, facet_label_groups,
+ * The facets from the counts the database keeps (facet_groups, facet_label_groups or facet_labels,
  * facet_package_groups): the same parts as the scan's, summed over a few hundred or thousand rows of
  * counts instead of counted from the providers. Rows of 0 are left by the triggers and skipped here.
  */
@@ -116,6 +124,12 @@ export async function fromCounts(db: Db, filters: ListFilters): Promise<FacetRow
   const byLabel = Prisma.raw(postgres ? `p."label" COLLATE "C"` : `p."label"`);
   const verified = Prisma.raw(postgres ? `p."publisherVerified"` : `p."publisherVerified" <> 0`);
   const all = [filters.visible, ...columns()];
+  // The labels of the directory's own filters come from the few hundred rows of facet_labels.
+  const listing =
+    onColumns(filters.visible, LISTING_FACETS) &&
+    Object.keys(filters.columns).every((facet) => LISTING_FACETS.includes(facet as ColumnFacet));
+  const labels = Prisma.raw(listing ? `"facet_labels"` : `"facet_label_groups"`);
+  const labelTable = listing ? LABELS_BY_LISTING : LABEL_GROUPS;
   const rows = await queryRows(
     db,
     Prisma.sql`WITH "groups" AS MATERIALIZED (
@@ -135,7 +149,7 @@ export async function fromCounts(db: Db, filters: ListFilters): Promise<FacetRow
         "",
       )}
       UNION ALL SELECT * FROM (SELECT 'labels' AS "facet", p."label" AS "value", ${count} AS "count"
-        FROM "facet_label_groups" AS p WHERE ${where(all, LABEL_GROUPS)}
+        FROM ${labels} AS p WHERE ${where(all, labelTable)}
         GROUP BY p."label" HAVING SUM(p."n") > 0 ORDER BY 3 DESC, ${byLabel} ASC LIMIT ${TOP_LABELS}) AS "top"
       UNION ALL SELECT p."facet" AS "facet", p."value" AS "value", ${count} AS "count"
         FROM "facet_package_groups" AS p WHERE ${where(all, PACKAGE_GROUPS)}
