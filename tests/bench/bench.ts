@@ -625,15 +625,27 @@ interface Sample {
   pgCpuUs?: number;
 }
 
-/** One autocannon phase; latencies are taken per response here (autocannon's histogram keeps whole ms). */
-async function load(url: string, request: Request, seconds: number, connections: number, rate?: number) {
+/**
+ * One autocannon phase; latencies are taken per response here (autocannon's histogram keeps whole ms).
+ * `amount`: instead of `seconds`, that many requests, throughput over the time they took.
+ */
+async function load(
+  url: string,
+  request: Request,
+  seconds: number,
+  connections: number,
+  rate?: number,
+  amount?: number,
+) {
   const latencies: number[] = [];
   let failures = 0;
   const body = request.body;
+  const began = performance.now();
   const instance = autocannon({
     url,
     connections,
-    duration: seconds,
+    // By count, a slow server's answers may take longer than autocannon's 10 s default to come.
+    ...(amount ? { amount, timeout: 120 } : { duration: seconds }),
     ...(rate ? { overallRate: rate } : {}),
     requests: [
       {
@@ -655,12 +667,14 @@ async function load(url: string, request: Request, seconds: number, connections:
   const result = await instance;
   failures += result.errors + result.timeouts;
   latencies.sort((a, b) => a - b);
+  const elapsed = amount ? (performance.now() - began) / 1000 : seconds;
   return {
-    rps: latencies.length / seconds,
+    elapsed,
+    rps: latencies.length / elapsed,
     p50: quantile(latencies, 0.5),
     p99: quantile(latencies, 0.99),
     failures,
-  } satisfies Sample;
+  } satisfies Sample & { elapsed: number };
 }
 
 /** One request, checked: the benchmark measures answers, not errors. */
@@ -862,14 +876,34 @@ async function main() {
         await load(url, request, options.warmup, options.connections);
         // taskset execs node: the child's pid is the server's.
         const pid = servers.find((s) => s.url === url)?.child.pid as number;
-        const cpuBefore = cpuSeconds(pid);
-        const pgBefore = cell.dialect === "postgresql" ? postgresCpu() : null;
-        const saturation: Sample = await load(url, request, options.duration, options.connections);
-        const cpu = cpuSeconds(pid) - cpuBefore;
-        const answered = Math.max(1, saturation.rps * options.duration);
-        saturation.serverCpu = cpu / options.duration;
-        saturation.cpuUs = (1e6 * cpu) / answered;
-        if (pgBefore) saturation.pgCpuUs = (1e6 * postgresCpuSince(pgBefore)) / answered;
+        const saturate = async (amount?: number) => {
+          const cpuBefore = cpuSeconds(pid);
+          const pgBefore = cell.dialect === "postgresql" ? postgresCpu() : null;
+          const { elapsed, ...sample }: Sample & { elapsed: number } = await load(
+            url,
+            request,
+            options.duration,
+            options.connections,
+            undefined,
+            amount,
+          );
+          const cpu = cpuSeconds(pid) - cpuBefore;
+          const answered = Math.max(1, sample.rps * elapsed);
+          sample.serverCpu = cpu / elapsed;
+          sample.cpuUs = (1e6 * cpu) / answered;
+          if (pgBefore) sample.pgCpuUs = (1e6 * postgresCpuSince(pgBefore)) / answered;
+          return sample;
+        };
+        let saturation: Sample = await saturate();
+        // A server slower than the window answers few or none of its connections' requests within
+        // it (the peer's facets: 32 in flight, each waiting on the others): such a cell is measured
+        // again by a count of requests instead, four per connection, over the time they take.
+        if (saturation.rps * options.duration < 2 * options.connections) {
+          log(
+            `bench: ${cell.target} ${cell.op} answered ${Math.round(saturation.rps * options.duration)} in ${options.duration} s: measured by count`,
+          );
+          saturation = await saturate(4 * options.connections);
+        }
         // The requests autocannon left in flight are still being answered when it stops: without a
         // pause the first requests of the fixed rate would queue behind them (32 × the service time).
         await new Promise((resolve) => setTimeout(resolve, 500));
@@ -879,7 +913,7 @@ async function main() {
         // agents): /ready reads the database after them, so the next cell starts on an idle server.
         await fetch(`${url}/ready`).then((r) => r.text());
         log(
-          `bench: run ${run + 1} ${cell.dialect} ${cell.size} ${cell.target} ${cell.op}: ${Math.round(saturation.rps)} req/s (server CPU ${Math.round(100 * (saturation.serverCpu ?? 0))}%, ${Math.round(saturation.cpuUs)} µs/req${saturation.pgCpuUs === undefined ? "" : `, PostgreSQL ${Math.round(saturation.pgCpuUs)} µs/req`}); at ${options.rate}/s p50 ${r2(fixed.p50)} ms, p99 ${r2(fixed.p99)} ms${saturation.failures + fixed.failures ? `, ${saturation.failures + fixed.failures} failures` : ""}`,
+          `bench: run ${run + 1} ${cell.dialect} ${cell.size} ${cell.target} ${cell.op}: ${Math.round(saturation.rps)} req/s (server CPU ${Math.round(100 * (saturation.serverCpu ?? 0))}%, ${Math.round(saturation.cpuUs ?? 0)} µs/req${saturation.pgCpuUs === undefined ? "" : `, PostgreSQL ${Math.round(saturation.pgCpuUs)} µs/req`}); at ${options.rate}/s p50 ${r2(fixed.p50)} ms, p99 ${r2(fixed.p99)} ms${saturation.failures + fixed.failures ? `, ${saturation.failures + fixed.failures} failures` : ""}`,
         );
       }
       const largest = options.sizes[options.sizes.length - 1] as number;
