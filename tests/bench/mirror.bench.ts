@@ -5,7 +5,7 @@
  * bench report); on its own:
  *
  *   npx tsx tests/bench/mirror.bench.ts [--dialect sqlite|postgresql] [--servers 20000] [--agents 10000]
- *                                      [--changes 100] [--rounds 5] [--rate 100] [--idle 20] [--warmup 5]
+ *                                      [--changes 100] [--rounds 5] [--first-rounds 2] [--rate 100] [--idle 20] [--warmup 5]
  *                                      [--pg-url postgresql://postgres@127.0.0.1:5432/postgres]
  *                                      [--cpu-prof] [--skip-build] [--keep]
  *
@@ -27,8 +27,10 @@
  *   the read load cost it idle.
  * - Incremental: the upstream changes `changes` servers (new versions, deprecations, deletions), an
  *   admin asks for a sync (POST …/sync); wall time from the ask to `lastSuccessAt`, counts checked;
- *   `rounds` times, one after another. One sync of 100 lasts about a second, ~125 reads of each
- *   kind, whose p99 would be their second slowest: the reads' p99 is taken over every round's.
+ *   `first-rounds` + `rounds` times, one after another. One sync of 100 lasts about a second, ~125
+ *   reads of each kind, whose p99 would be their second slowest: the reads' p99 is taken over the
+ *   `rounds` after the first ones, whose reads are reported apart (a process's first syncs run
+ *   code for the first time). The wall-time goal holds for every round.
  * Results: tests/bench/results/mirror-{sqlite,postgresql}.{md,json} (the JSON stays local).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -70,6 +72,7 @@ const { values } = parseArgs({
     agents: { type: "string", default: "10000" },
     changes: { type: "string", default: "100" },
     rounds: { type: "string", default: "5" },
+    "first-rounds": { type: "string", default: "2" },
     rate: { type: "string", default: "100" },
     idle: { type: "string", default: "20" },
     warmup: { type: "string", default: "5" },
@@ -91,6 +94,12 @@ const AGENTS = count("agents", 100);
 const CHANGES = count("changes", 10);
 /** Incremental syncs measured, one after another: one is too short for a p99 of its reads (~125 each). */
 const ROUNDS = count("rounds", 1);
+/**
+ * Syncs before those: each of a process's first two syncs runs code for the first time (the ask
+ * compiled on its second run, the update path's first runs), which a replica that syncs every hour
+ * does on its first two syncs only. They are reported on their own and left out of the goal.
+ */
+const FIRST_ROUNDS = count("first-rounds", 0);
 const RATE = count("rate", 1);
 const IDLE = count("idle", 1);
 const WARMUP = count("warmup", 0);
@@ -442,7 +451,7 @@ async function main(): Promise<number> {
     await sleep(5000);
     const idleAfter = await idlePhase(`idle, ${SERVERS} more agents`);
     const rounds: (SyncFigures & { expect: Partial<SourceView["counts"]> })[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
+    for (let round = 1; round <= FIRST_ROUNDS + ROUNDS; round++) {
       const changed = (await fetch(`${upstream.control}/change?n=${CHANGES}`, { method: "POST" }).then((r) =>
         r.json(),
       )) as { versions: number; deprecated: number; deleted: number; expect: Partial<SourceView["counts"]> };
@@ -461,7 +470,9 @@ async function main(): Promise<number> {
       );
       rounds.push({ ...run, expect });
     }
-    const incremental = pooled(rounds);
+    const first = FIRST_ROUNDS > 0 ? pooled(rounds.slice(0, FIRST_ROUNDS)) : null;
+    const incremental = pooled(rounds.slice(FIRST_ROUNDS));
+    const slowest = Math.max(...rounds.map((r) => r.wallS));
     const upstreamStats = (await fetch(`${upstream.control}/stats`).then((r) => r.json())) as Record<string, number>;
     const stderr = service.stderr();
     await stopChild(service.child);
@@ -482,10 +493,10 @@ async function main(): Promise<number> {
         met: bootstrap.countsHeld,
       },
       {
-        target: `incremental sync of ${CHANGES} upstream changes, ask → IDLE (s; the slowest of ${ROUNDS})`,
-        value: r2(incremental.wallS),
+        target: `incremental sync of ${CHANGES} upstream changes, ask → IDLE (s; the slowest of ${rounds.length})`,
+        value: r2(slowest),
         goal: `≤ ${INCREMENTAL_GOAL_S}`,
-        met: incremental.countsHeld && incremental.wallS <= INCREMENTAL_GOAL_S,
+        met: rounds.every((r) => r.countsHeld) && slowest <= INCREMENTAL_GOAL_S,
       },
       {
         target: "incremental counts: seen / updated / retired as the upstream changed (each sync)",
@@ -503,7 +514,7 @@ async function main(): Promise<number> {
         (
           [
             ["bootstrap", bootstrap],
-            [`incremental syncs (${ROUNDS}, their reads together)`, incremental],
+            [`incremental syncs (the ${ROUNDS} after the first ${FIRST_ROUNDS}, their reads together)`, incremental],
           ] as const
         ).map(([phase, run]) => {
           const v = ratio(run.reads[read], idleBefore.reads[read]);
@@ -545,7 +556,7 @@ async function main(): Promise<number> {
       "| figure | bootstrap | incremental sync |",
       "|---|---|---|",
       `| wall time, ask → lastSuccessAt (as seen by polling) | ${r2(bootstrap.wallS)} s (${r2(bootstrap.observedS)} s) | ${r2(incremental.wallS)} s (${r2(incremental.observedS)} s) |`,
-      `| entries a second | ${Math.round(bootstrap.counts.seen / bootstrap.wallS)} | ${Math.round(incremental.counts.seen / rounds.reduce((n, r) => n + r.wallS, 0))} |`,
+      `| entries a second | ${Math.round(bootstrap.counts.seen / bootstrap.wallS)} | ${Math.round(incremental.counts.seen / rounds.slice(FIRST_ROUNDS).reduce((n, r) => n + r.wallS, 0))} |`,
       `| counts: seen · created · updated · retired · skipped | ${Object.values(bootstrap.counts).join(" · ")} | ${Object.values(incremental.counts).join(" · ")} |`,
       `| service CPU | ${cpuText(bootstrap)} | ${cpuText(incremental)} |`,
       ...(bootstrap.postgresCpuS === null
@@ -563,7 +574,13 @@ async function main(): Promise<number> {
       readRow(`idle, before (${IDLE} s)`, idleBefore.reads),
       readRow(`during the bootstrap (${r1(bootstrap.observedS)} s)`, bootstrap.reads),
       readRow(`idle, after the bootstrap (${IDLE} s)`, idleAfter.reads),
-      readRow(`during the ${ROUNDS} incremental syncs (${r2(incremental.observedS)} s in all)`, incremental.reads),
+      ...(first
+        ? [readRow(`during the first ${FIRST_ROUNDS} incremental syncs (${r2(first.observedS)} s in all)`, first.reads)]
+        : []),
+      readRow(
+        `during the ${ROUNDS} incremental syncs after those (${r2(incremental.observedS)} s in all)`,
+        incremental.reads,
+      ),
       "",
       `The incremental syncs, ask → IDLE: ${rounds.map((r) => `${r2(r.wallS)} s`).join(", ")}; the table's incremental column is their sums (its wall time the slowest).`,
       "",
