@@ -3,7 +3,14 @@
  * one round trip. The filters are the list's own `where` objects (provider.filters.ts), turned into
  * SQL by the list's whereSql, so a count and the list cannot disagree.
  *
- * The column facets are counted from one pass over the providers that pass the filters no column
+ * Two ways to the same answer. When the filters are columns only (the directory's first page, a
+ * type, a tier), `fromCounts` sums the counts the database keeps by triggers (facet_groups and the
+ * label and package tables, migrations 20261211000000_facet_counts and 20261211000100_facet_labels):
+ * a few hundred rows, whatever the registry's size. Any other filter (search, labels, a package,
+ * updatedSince, an agent's own row) is counted from the providers by `facetScan`, which the tests
+ * also hold the counts to.
+ *
+ * The scan: the column facets are counted from one pass over the providers that pass the filters no column
  * facet owns (visibility rule, labels, packages, search, updatedSince): the pass groups them by every
  * facet column at once (a few hundred groups, where the rows are tens of thousands), and each facet
  * then sums those groups under every column filter but its own — the same whereSql, on the groups.
@@ -50,8 +57,13 @@ const FACET_COLUMN: Record<ColumnFacet, (typeof GROUP_COLUMNS)[number]> = {
   reviewStage: "reviewStage",
 };
 
-/** The pass's groups as a table the column filters can be read on: `protocol` is a column there. */
-const GROUPS: SqlTable = { alias: "p", columns: new Set(GROUP_COLUMNS), relations: {} };
+/** A table of rows grouped by these columns, on which the column filters can be read: `protocol` is a column there. */
+function countTable(columns: readonly string[]): SqlTable {
+  return { alias: "p", columns: new Set(columns), relations: {} };
+}
+
+/** The pass's groups (and facet_groups). */
+const GROUPS = countTable(GROUP_COLUMNS);
 
 export interface FacetRow {
   facet: string;
@@ -91,22 +103,13 @@ function onColumns(where: unknown, columns: readonly string[] = GROUP_COLUMNS): 
   );
 }
 
-/** A count table of migration 20261211000000_facet_counts as `p`: the group columns, '' where a provider has none. */
-const countTable = (...more: string[]): SqlTable => ({
-  alias: "p",
-  columns: new Set([...GROUP_COLUMNS, ...more]),
-  relations: {},
-});
-const LABEL_GROUPS = countTable("label");
-/** facet_labels: the labels by the three columns of the directory's own filters only. */
-const LABELS_BY_LISTING: SqlTable = {
-  alias: "p",
-  columns: new Set(["visibility", "reviewStage", "lifecycle", "label"]),
-  relations: {},
-};
 /** The column facets facet_labels can answer the labels under. */
 const LISTING_FACETS: readonly ColumnFacet[] = ["visibility", "reviewStage", "lifecycle"];
-const PACKAGE_GROUPS = countTable("facet", "value");
+/** The count tables (migrations 20261211000000_facet_counts, 20261211000100_facet_labels) as `p`; '' where a provider has none. */
+const LABEL_GROUPS = countTable([...GROUP_COLUMNS, "label"]);
+/** facet_labels: the labels by the three columns of the directory's own filters only. */
+const LABELS_BY_LISTING = countTable([...LISTING_FACETS, "label"]);
+const PACKAGE_GROUPS = countTable([...GROUP_COLUMNS, "facet", "value"]);
 
 /**
  * The facets from the counts the database keeps (facet_groups, facet_label_groups or facet_labels,

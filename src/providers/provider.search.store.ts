@@ -180,9 +180,9 @@ export const protocolSql = (alias: string) => Prisma.raw(`("${alias}"."endpoint"
  *
  * `walk` (PostgreSQL, a page of the list): each label's EXISTS stays a check of the rows
  * the list's index walks (`OFFSET 0` keeps PostgreSQL from turning it into a join). The list runs
- * on a generic plan (db/postgres.ts), which does not know the label: at 20,000 agents it chose to
- * hash-join every row of a common label with every provider of the type and tier and sort them
- * (37 ms, against 0.3 ms walking the newest first and checking each).
+ * on a generic plan (db/postgres.ts), which does not know the label, and would otherwise hash-join
+ * every row of a common label with the other filters' providers and sort them all, where walking
+ * newest first and checking each reads a page's worth (docs/performance.md).
  */
 export function providersTable(alias = "p", walk = false): SqlTable {
   return {

@@ -133,6 +133,7 @@ function actor(value: string): string {
  * and a page the server rendered for everyone else never needs it.
  */
 const renderer = () => import("../render/profile.ts");
+type Renderer = Awaited<ReturnType<typeof renderer>>;
 
 /** Dates in the reader's own time zone and format, where the server can only say UTC. */
 function localTimes(root: ParentNode): void {
@@ -147,8 +148,7 @@ function localTimes(root: ParentNode): void {
  * construction), then given what acts: the sign-in or signed-in line, Check now and drift, and the
  * sections read after it.
  */
-async function draw(p: Provider, viewer: Viewer): Promise<void> {
-  const { renderProfile } = await renderer();
+function draw(p: Provider, viewer: Viewer, { renderProfile }: Renderer): void {
   setTitle(p.name);
   const drawn = document.createElement("template");
   drawn.innerHTML = renderProfile(p, location.origin).value;
@@ -763,8 +763,8 @@ async function load(said?: string): Promise<void> {
         code: "NOT_FOUND",
         detail: "No agent code in the address.",
       });
-    const [{ data, viewer, droppedOwner }] = await Promise.all([readProfile(), renderer()]);
-    await draw(data, viewer);
+    const [{ data, viewer, droppedOwner }, rendering] = await Promise.all([readProfile(), renderer()]);
+    draw(data, viewer, rendering);
     main.append(announcer.element);
     announcer.message(
       droppedOwner ? "Your access token for this agent was refused (expired or revoked), so you are signed out." : "",
