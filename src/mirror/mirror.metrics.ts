@@ -6,7 +6,6 @@
 import type { Db } from "../db/client.ts";
 import type { GaugeSample, Metrics } from "../metrics/metrics.ts";
 import { MIRROR_STATES } from "./mirror.rules.ts";
-import { entryCounts } from "./mirror.store.ts";
 
 const OUTCOMES = ["seen", "created", "updated", "retired", "skipped"] as const;
 
@@ -70,25 +69,21 @@ export function registerMirrorMetrics(metrics: Metrics, db: Db): void {
   );
 }
 
-async function readStats(db: Db): Promise<SourceStats[]> {
-  const [sources, made] = await Promise.all([
-    db.mirrorSource.findMany({
-      select: {
-        id: true,
-        sourceId: true,
-        state: true,
-        failures: true,
-        lastSyncAt: true,
-        lastSuccessAt: true,
-        seen: true,
-        created: true,
-        updated: true,
-        retired: true,
-        skipped: true,
-      },
-      orderBy: { id: "asc" },
-    }),
-    entryCounts(db),
-  ]);
-  return sources.map(({ id, ...s }) => ({ ...s, mirrored: made.get(id) ?? 0 }));
+function readStats(db: Db): Promise<SourceStats[]> {
+  return db.mirrorSource.findMany({
+    select: {
+      sourceId: true,
+      state: true,
+      failures: true,
+      lastSyncAt: true,
+      lastSuccessAt: true,
+      seen: true,
+      created: true,
+      updated: true,
+      retired: true,
+      skipped: true,
+      mirrored: true,
+    },
+    orderBy: { id: "asc" },
+  });
 }

@@ -415,12 +415,3 @@ export async function originOf(db: Queryable, providerId: number): Promise<Origi
     unmapped: (asJson(row.unmapped) as string[] | null) ?? [],
   };
 }
-
-/** How many providers each source has made: its `mirrored` count. */
-export async function entryCounts(db: Queryable): Promise<Map<number, number>> {
-  const rows = await queryRows(
-    db,
-    Prisma.sql`SELECT "sourceRowId", COUNT(*) AS "n" FROM "mirror_entries" WHERE "sourceRowId" IS NOT NULL GROUP BY "sourceRowId"`,
-  );
-  return new Map(rows.map((r) => [Number(r.sourceRowId), Number(r.n)]));
-}

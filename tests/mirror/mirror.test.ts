@@ -424,4 +424,23 @@ describe("syncing an MCP registry", () => {
     expect(meta[OFFICIAL]).toMatchObject({ status: "active", isLatest: true });
     expect(meta[OFFICIAL].publishedAt).not.toBe(upstream?._meta[OFFICIAL].publishedAt);
   });
+
+  test("each source's mirrored count is kept by the database, however entries come and go", async () => {
+    const counted = async () => {
+      const sources = await db.mirrorSource.findMany({ include: { _count: { select: { entries: true } } } });
+      return sources.map((s) => ({ sourceId: s.sourceId, kept: s.mirrored, counted: s._count.entries }));
+    };
+    const trusted = await db.mirrorSource.findUniqueOrThrow({ where: { url: `https://trusted-${host}` } });
+    expect(trusted.mirrored).toBe(9);
+    // An entry removed by hand (no path of the service removes one) is counted out too.
+    const entry = await db.mirrorEntry.findFirstOrThrow({ where: { sourceRowId: trusted.id } });
+    await db.mirrorEntry.delete({ where: { providerId: entry.providerId } });
+    expect((await source(trusted.sourceId)).mirrored).toBe(8);
+    // A source removed keeps its providers, which no longer count for any source.
+    expect((await call("DELETE", `/api/v1/mirror/sources/${trusted.sourceId}`, { app, token: admin })).status).toBe(
+      200,
+    );
+    expect(await db.mirrorEntry.count({ where: { sourceId: trusted.sourceId, sourceRowId: null } })).toBe(8);
+    for (const s of await counted()) expect(s.kept).toBe(s.counted);
+  });
 });
