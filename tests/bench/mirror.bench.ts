@@ -1,11 +1,12 @@
 /**
  * The mirror at scale, one replica: a fake of the official MCP registry with `servers` generated
  * servers, bootstrapped by the built service while anonymous reads go on, then 100 upstream changes
- * synced again, five times. `npm run bench -- --ops mirror` runs it once per dialect (its figures join the
- * bench report); on its own:
+ * synced again, round after round. `npm run bench -- --ops mirror` runs it `--runs` times per dialect
+ * (its figures join the bench report); on its own:
  *
  *   npx tsx tests/bench/mirror.bench.ts [--dialect sqlite|postgresql] [--servers 20000] [--agents 10000]
- *                                      [--changes 100] [--rounds 5] [--first-rounds 2] [--rate 100] [--idle 20] [--warmup 5]
+ *                                      [--changes 100] [--rounds 5] [--reads 1000] [--first-rounds 2] [--rate 100]
+ *                                      [--idle 20] [--warmup 5]
  *                                      [--pg-url postgresql://postgres@127.0.0.1:5432/postgres]
  *                                      [--cpu-prof] [--skip-build] [--keep]
  *
@@ -28,10 +29,10 @@
  *   the read load cost it idle.
  * - Incremental: the upstream changes `changes` servers (new versions, deprecations, deletions), an
  *   admin asks for a sync (POST …/sync); wall time from the ask to `lastSuccessAt`, counts checked;
- *   `first-rounds` + `rounds` times, one after another. One sync of 100 lasts about a second, ~125
- *   reads of each kind, whose p99 would be their second slowest: the reads' p99 is taken over the
- *   `rounds` after the first ones, whose reads are reported apart (a process's first syncs run
- *   code for the first time). The wall-time goal holds for every round.
+ *   `first-rounds` syncs, then at least `rounds` more, one after another, until those have `reads`
+ *   reads of each kind (one sync of 100 lasts 0.3–1 s, 30–100 reads of each). The reads' p99 is
+ *   taken over the syncs after the first ones, whose reads are reported apart (a process's first
+ *   syncs run code for the first time). The wall-time goal holds for every round.
  * Results: tests/bench/results/mirror-{sqlite,postgresql}.{md,json} (the JSON stays local).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -73,6 +74,7 @@ const { values } = parseArgs({
     agents: { type: "string", default: "10000" },
     changes: { type: "string", default: "100" },
     rounds: { type: "string", default: "5" },
+    reads: { type: "string", default: "1000" },
     "first-rounds": { type: "string", default: "2" },
     rate: { type: "string", default: "100" },
     idle: { type: "string", default: "20" },
@@ -93,8 +95,16 @@ const count = (name: keyof typeof values, min: number) => {
 const SERVERS = count("servers", 10);
 const AGENTS = count("agents", 100);
 const CHANGES = count("changes", 10);
-/** Incremental syncs measured, one after another: one is too short for a p99 of its reads (~125 each). */
+/** Incremental syncs measured, one after another, at least: one is too short for a p99 of its reads. */
 const ROUNDS = count("rounds", 1);
+/**
+ * ...and until their reads number `reads` of each kind: a sync of 100 lasts 0.3–1 s, so five gave
+ * 150–500 reads, whose p99 was their second to fifth slowest — one stall decided it. Idle's p99 is
+ * taken over 2,000; a sync's is judged on as many as this.
+ */
+const READS = count("reads", 1);
+/** A bound on the rounds, whatever `reads` asks: the fake changes servers no round changed before. */
+const MAX_ROUNDS = 150;
 /**
  * Syncs before those: each of a process's first two syncs runs code for the first time (the ask
  * compiled on its second run, the update path's first runs), which a replica that syncs every hour
@@ -452,7 +462,17 @@ async function main(): Promise<number> {
     await sleep(5000);
     const idleAfter = await idlePhase(`idle, ${SERVERS} more agents`);
     const rounds: (SyncFigures & { expect: Partial<SourceView["counts"]> })[] = [];
-    for (let round = 1; round <= FIRST_ROUNDS + ROUNDS; round++) {
+    const judgedReads = () =>
+      Math.min(
+        ...(["detail", "list"] as const).map((read) =>
+          rounds.slice(FIRST_ROUNDS).reduce((n, r) => n + r.latencies[read].length, 0),
+        ),
+      );
+    for (
+      let round = 1;
+      round <= FIRST_ROUNDS + ROUNDS || (judgedReads() < READS && round <= FIRST_ROUNDS + MAX_ROUNDS);
+      round++
+    ) {
       const changed = (await fetch(`${upstream.control}/change?n=${CHANGES}`, { method: "POST" }).then((r) =>
         r.json(),
       )) as { versions: number; deprecated: number; deleted: number; expect: Partial<SourceView["counts"]> };
@@ -501,8 +521,8 @@ async function main(): Promise<number> {
       },
       {
         target: "incremental counts: seen / updated / retired as the upstream changed (each sync)",
-        value: rounds.map((r) => `${r.counts.seen} / ${r.counts.updated} / ${r.counts.retired}`).join("; "),
-        goal: rounds.map((r) => `${r.expect.seen} / ${r.expect.updated} / ${r.expect.retired}`).join("; "),
+        value: distinct(rounds.map((r) => `${r.counts.seen} / ${r.counts.updated} / ${r.counts.retired}`)),
+        goal: distinct(rounds.map((r) => `${r.expect.seen} / ${r.expect.updated} / ${r.expect.retired}`)),
         met: incremental.countsHeld,
       },
       {
@@ -515,7 +535,10 @@ async function main(): Promise<number> {
         (
           [
             ["bootstrap", bootstrap],
-            [`incremental syncs (the ${ROUNDS} after the first ${FIRST_ROUNDS}, their reads together)`, incremental],
+            [
+              `incremental syncs (the ${rounds.length - FIRST_ROUNDS} after the first ${FIRST_ROUNDS}, their reads together)`,
+              incremental,
+            ],
           ] as const
         ).map(([phase, run]) => {
           // Each sync against the registry idle as it was when the sync ran: the bootstrap against the
@@ -582,7 +605,7 @@ async function main(): Promise<number> {
         ? [readRow(`during the first ${FIRST_ROUNDS} incremental syncs (${r2(first.observedS)} s in all)`, first.reads)]
         : []),
       readRow(
-        `during the ${ROUNDS} incremental syncs after those (${r2(incremental.observedS)} s in all)`,
+        `during the ${rounds.length - FIRST_ROUNDS} incremental syncs after those (${r2(incremental.observedS)} s in all)`,
         incremental.reads,
       ),
       "",
@@ -623,6 +646,9 @@ async function main(): Promise<number> {
     else log(`kept the database: ${database.url}`);
   }
 }
+
+/** The different values of a list, in their first order: what every round had, said once. */
+const distinct = (values: string[]) => [...new Set(values)].join("; ");
 
 /**
  * Several syncs as one: counts and CPU summed, the slowest wall time, and each read's figures over
