@@ -57,9 +57,11 @@ export async function fixedRate(
   rate: number,
   stop?: AbortSignal,
   timed?: (sentAt: number, ms: number) => void,
+  /** Kept-alive connections of the caller's, reused from phase to phase; else this phase's own. */
+  shared?: http.Agent,
 ): Promise<FixedSample> {
   const target = new URL(url);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const agent = shared ?? new http.Agent({ keepAlive: true, maxSockets: 64 });
   const latencies: number[] = [];
   let failures = 0;
   const failed: Record<string, number> = {};
@@ -115,7 +117,7 @@ export async function fixedRate(
   }
   const elapsed = stop ? (performance.now() - start) / 1000 : seconds;
   await Promise.all(pending);
-  agent.destroy();
+  if (!shared) agent.destroy();
   latencies.sort((a, b) => a - b);
   return {
     rps: latencies.length / elapsed,
