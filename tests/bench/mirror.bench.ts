@@ -11,7 +11,7 @@
  *                                      [--cpu-prof] [--skip-build] [--keep]
  *
  * - The upstream: tests/bench/mirror/fake.upstream.ts, a process of its own on core 1 (the load
- *   generator's core, this process), `servers` generated servers of tests/mirror/fake.registry.ts.
+ *   generator's core, this process) at SCHED_IDLE, `servers` generated servers of tests/mirror/fake.registry.ts.
  * - The database: fresh (data/bench/mirror.db, or `agent_registry_bench_mirror` on the server of
  *   --pg-url), holding `agents` synthetic agents (scripts/synthetic/, seed 1) for the reads.
  * - The service: `dist/main.js` as `npm start` runs it (`node --single-threaded-gc`), pinned to core
@@ -208,7 +208,13 @@ async function startUpstream(): Promise<Upstream> {
     String(SERVERS),
   ]);
   const { NODE_OPTIONS: _ignored, ...env } = process.env;
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "inherit"] });
+  // At SCHED_IDLE: a sync's page is a burst of the fake's CPU on the load generator's core, which
+  // delayed the reads' sends and answers there and was counted as the service's latency.
+  const child = spawn("chrt", ["--idle", "0", command, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const ports = await new Promise<{ port: number; control: number }>((resolve, reject) => {
     child.stdout?.setEncoding("utf8").once("data", (line: string) => resolve(JSON.parse(line)));
     child.once("exit", (code) => reject(new Error(`the upstream exited (${code})`)));
