@@ -25,9 +25,18 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 
+/** The checkpoint thread's nice value: the mirror's thread's (mirror.thread.ts). */
+const CHECKPOINT_NICE = 10;
+
 /** The worker: plain CommonJS given as a string, so that it runs as is under tsx, jest and node. */
 const WORKER = `
 const { parentPort, workerData } = require("node:worker_threads");
+// Background work gives way to requests (a thread's id is a pid to setpriority on Linux), as the
+// mirror's thread does: a copy of a few thousand pages then waits for the request thread's turn.
+try {
+  const tid = Number(require("node:fs").readlinkSync("/proc/thread-self").split("/").pop());
+  require("node:os").setPriority(tid, workerData.nice);
+} catch {}
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { timeout: 5000 });
 db.pragma("synchronous = NORMAL");
@@ -82,7 +91,7 @@ export async function startCheckpointer(
   { intervalMs = 250, maxFrames = 10_000 }: CheckpointOptions = {},
 ): Promise<Checkpointer | null> {
   const driver = createRequire(import.meta.url).resolve("better-sqlite3");
-  const worker = new Worker(WORKER, { eval: true, workerData: { path, driver, intervalMs } });
+  const worker = new Worker(WORKER, { eval: true, workerData: { path, driver, intervalMs, nice: CHECKPOINT_NICE } });
   const ready = await new Promise<boolean>((resolve) => {
     worker.once("message", (message: Report) => resolve(message.ready === true));
     worker.once("error", () => resolve(false));
