@@ -138,10 +138,7 @@ export const MirrorSourceRef = builder.objectRef<SourceRow>("MirrorSource").impl
       description: "Where the next sync starts: the newest upstream `updatedAt` (or seq) it has taken",
     }),
     counts: t.field({ type: MirrorCountsRef, resolve: (s) => s }),
-    mirrored: t.int({
-      description: "Providers this source has made",
-      resolve: (s) => s.mirrored,
-    }),
+    mirrored: t.exposeInt("mirrored", { description: "Providers this source has made" }),
     lastErrors: t.field({
       type: [MirrorErrorRef],
       description: "The last errors, newest first",

@@ -72,6 +72,7 @@ import { migrate } from "../../src/db/migrate.ts";
 import { benchFeed, type FeedSample } from "./feed.bench.ts";
 import {
   cpuSeconds,
+  distinct,
   fixedRate,
   postgresCpu,
   postgresCpuSince,
@@ -1033,8 +1034,6 @@ function benchMirror(dialect: Dialect, options: Options): MirrorRun {
  * when every run met it. The page holds each run's own.
  */
 function mirrorMedian(runs: MirrorRun[]): MirrorRun {
-  // Said once when every run had it (a table cell holds no "|").
-  const distinctValues = (values: (number | string)[]) => [...new Set(values.map(String))].join("; ");
   const [first] = runs as [MirrorRun];
   if (runs.length === 1) return first;
   const goals = first.goals.map((goal, i) => {
@@ -1042,7 +1041,7 @@ function mirrorMedian(runs: MirrorRun[]): MirrorRun {
     const values = all.map((g) => g.value);
     const limit = /^≤ ([\d.]+)$/.exec(goal.goal);
     if (!limit || !values.every((v) => typeof v === "number")) {
-      return { ...goal, value: distinctValues(values), met: all.every((g) => g.met) };
+      return { ...goal, value: distinct(values), met: all.every((g) => g.met) };
     }
     const mid = median(values as number[]);
     return { ...goal, value: `${r2(mid)} (${values.join(", ")})`, met: mid <= Number(limit[1]) };

@@ -118,17 +118,24 @@ export async function fixedRate(
   const elapsed = stop ? (performance.now() - start) / 1000 : seconds;
   await Promise.all(pending);
   if (!shared) agent.destroy();
-  latencies.sort((a, b) => a - b);
+  return { ...sampleOf(latencies, elapsed), failures, failed };
+}
+
+/** The figures of answers' latencies (ms) over `seconds`, failures apart. */
+export function sampleOf(latencies: readonly number[], seconds: number): FixedSample {
+  const all = [...latencies].sort((a, b) => a - b);
   return {
-    rps: latencies.length / elapsed,
-    p50: quantile(latencies, 0.5),
-    p99: quantile(latencies, 0.99),
-    failures,
-    count: latencies.length,
-    max: latencies[latencies.length - 1] ?? Number.NaN,
-    failed,
+    rps: all.length / seconds,
+    p50: quantile(all, 0.5),
+    p99: quantile(all, 0.99),
+    failures: 0,
+    count: all.length,
+    max: all.at(-1) ?? Number.NaN,
   };
 }
+
+/** The different values of a list, in their first order, each said once ("; " between: no table cell breaks). */
+export const distinct = (values: readonly (number | string)[]) => [...new Set(values.map(String))].join("; ");
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
 const TICKS_PER_SECOND = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;

@@ -51,12 +51,14 @@ import { loadConfig } from "../../src/config.ts";
 import { sqlitePath } from "../../src/db/client.ts";
 import {
   cpuSeconds,
+  distinct,
   type FixedSample,
   fixedRate,
   postgresCpu,
   postgresCpuSince,
   quantile,
   type Request,
+  sampleOf,
 } from "./measure.ts";
 import { withPg } from "./pg.seed.ts";
 
@@ -681,22 +683,6 @@ async function main(): Promise<number> {
     if (!values.keep) await database.drop();
     else log(`kept the database: ${database.url}`);
   }
-}
-
-/** The different values of a list, in their first order: what every round had, said once. */
-const distinct = (values: string[]) => [...new Set(values)].join("; ");
-
-/** The figures of answers' latencies (ms) over `seconds`. */
-function sampleOf(latencies: number[], seconds: number): FixedSample {
-  const all = [...latencies].sort((a, b) => a - b);
-  return {
-    rps: all.length / seconds,
-    p50: quantile(all, 0.5),
-    p99: quantile(all, 0.99),
-    failures: 0,
-    count: all.length,
-    max: all.at(-1) ?? Number.NaN,
-  };
 }
 
 /**
